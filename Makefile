@@ -13,6 +13,7 @@ test: deps fmtcheck vet staticcheck unit
 
 deps:
 	$(GO) mod download
+	bash scripts/fetch-ort.sh
 
 fmtcheck:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
