@@ -1,0 +1,156 @@
+package trace
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+)
+
+// maxPrealloc caps the samples preallocated from the header's iteration
+// count, so that a corrupt header cannot ask for gigabytes up front.
+const maxPrealloc = 1 << 22
+
+// wireSamples is a samples line.
+type wireSamples struct {
+	First     *int    `json:"first"`
+	Latency   []int64 `json:"latency_ns"`
+	Gap       []int64 `json:"gap_ns"`
+	Requested []int64 `json:"requested_ns"`
+}
+
+// Read reads one trace from r, in the format described in the package doc.
+// The returned Trace is the caller's. A malformed trace gives a
+// *SyntaxError with the line number; an error of r is returned as is.
+func Read(r io.Reader) (*Trace, error) {
+	return read(r, "")
+}
+
+// ReadFile reads the trace file at path; a *SyntaxError names the file.
+func ReadFile(path string) (*Trace, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return read(f, path)
+}
+
+func read(r io.Reader, file string) (*Trace, error) {
+	br := bufio.NewReaderSize(r, 64<<10)
+	t := &Trace{}
+	var (
+		line       int
+		iterations = -1 // from the header; -1 until the header is read
+		gapCols    = -1 // 1 if samples carry gap columns, 0 if not, -1 before the first chunk
+	)
+	fail := func(format string, args ...any) error {
+		return &SyntaxError{File: file, Line: line, Msg: fmt.Sprintf(format, args...)}
+	}
+	for {
+		b, err := br.ReadBytes('\n')
+		if err != nil && !errors.Is(err, io.EOF) {
+			return nil, err
+		}
+		eof := err != nil
+		line++
+		b = bytes.TrimSpace(b)
+		if len(b) == 0 {
+			if eof {
+				break
+			}
+			continue
+		}
+		var k struct {
+			Kind string `json:"kind"`
+		}
+		if err := json.Unmarshal(b, &k); err != nil {
+			return nil, fail("not a JSON object: %v", err)
+		}
+		if iterations < 0 && k.Kind != kindHeader {
+			return nil, fail("first line has kind %q, want %q: is this a gapbench trace?", k.Kind, kindHeader)
+		}
+		switch k.Kind {
+		case kindHeader:
+			if iterations >= 0 {
+				return nil, fail("a second header: one trace per file")
+			}
+			var h wireHeader
+			if err := json.Unmarshal(b, &h); err != nil {
+				return nil, fail("header: %v", err)
+			}
+			if h.Format != Format {
+				return nil, fail("format %q, want %q: read it with the gapbench version that wrote it", h.Format, Format)
+			}
+			if h.Iterations < 0 {
+				return nil, fail("header: iterations = %d, want >= 0", h.Iterations)
+			}
+			iterations = h.Iterations
+			t.Header = h.Header
+			t.Latency = make([]int64, 0, min(iterations, maxPrealloc))
+		case kindBoundary:
+			var wb wireBoundary
+			if err := json.Unmarshal(b, &wb); err != nil {
+				return nil, fail("boundary: %v", err)
+			}
+			t.Boundaries = append(t.Boundaries, wb.Boundary)
+		case kindSamples:
+			var s wireSamples
+			if err := json.Unmarshal(b, &s); err != nil {
+				return nil, fail("samples: %v", err)
+			}
+			if s.First == nil || *s.First != len(t.Latency) {
+				return nil, fail("samples chunk starts at iteration %v, want %d: chunks must be in order, without holes or overlaps", deref(s.First), len(t.Latency))
+			}
+			has := 0
+			if s.Gap != nil || s.Requested != nil {
+				has = 1
+				if len(s.Gap) != len(s.Latency) || len(s.Requested) != len(s.Latency) {
+					return nil, fail("samples: %d latencies, %d gaps, %d requested gaps: want the same number of each", len(s.Latency), len(s.Gap), len(s.Requested))
+				}
+			}
+			if gapCols >= 0 && has != gapCols {
+				return nil, fail("samples: gap columns present in some chunks and absent in others")
+			}
+			gapCols = has
+			if len(t.Latency)+len(s.Latency) > iterations {
+				return nil, fail("samples run past the header's %d iterations", iterations)
+			}
+			t.Latency = append(t.Latency, s.Latency...)
+			if has == 1 {
+				if t.Gap == nil {
+					t.Gap = make([]int64, 0, cap(t.Latency))
+					t.Requested = make([]int64, 0, cap(t.Latency))
+				}
+				t.Gap = append(t.Gap, s.Gap...)
+				t.Requested = append(t.Requested, s.Requested...)
+			}
+		default:
+			// A later writer of the same major version may add kinds of
+			// line; the package doc promises readers skip them.
+		}
+		if eof {
+			break
+		}
+	}
+	if iterations < 0 {
+		return nil, &SyntaxError{File: file, Line: line, Msg: "empty: no header line"}
+	}
+	if len(t.Latency) != iterations {
+		return nil, &SyntaxError{File: file, Line: line, Msg: fmt.Sprintf("samples cover %d iterations, the header says %d: the file is truncated", len(t.Latency), iterations)}
+	}
+	if err := t.validate(); err != nil {
+		return nil, &SyntaxError{File: file, Line: line, Msg: err.Error()}
+	}
+	return t, nil
+}
+
+func deref(p *int) any {
+	if p == nil {
+		return "(missing)"
+	}
+	return *p
+}
