@@ -1,0 +1,642 @@
+// Package steady finds where a series of per-step latencies settles, and
+// classifies the series with the classes of Barrett et al., "Virtual Machine
+// Warmup Blows Hot and Cold" (OOPSLA 2017): flat, warm-up, slowdown, or no
+// steady state.
+//
+// # The rule
+//
+// Detect works on the recorded per-step latencies (nanoseconds, in run order),
+// cut into windows of Params.Window samples; the last window absorbs the
+// remainder when the length is not a multiple of the window. Changepoints fall
+// only on window boundaries, so the steady window always starts at a multiple
+// of Params.Window.
+//
+//  1. Too short. Fewer than 2 windows: no steady state.
+//
+//  2. Changepoints: binary segmentation with a rank test. For a segment of the
+//     series, every interior window boundary t is a candidate; the statistic
+//     is the Mann–Whitney rank sum of the samples before t against those
+//     after it, standardised with its exact null variance (ties corrected),
+//     and the boundary with the largest |z| is a changepoint when its
+//     two-sided p-value, multiplied by the number of candidates (Bonferroni),
+//     is below Params.Alpha (default 0.001). Both halves are then searched the
+//     same way, down to segments of two windows. The test uses ranks, so its
+//     false-alarm rate on independent samples of the same distribution is at
+//     most Alpha per test whatever that distribution is: occasional 10x
+//     outliers, a Pareto tail, or a bimodal series whose every sample is drawn
+//     at random from one of two levels are all noise of one distribution, not
+//     level changes. (A bimodal series is reported as flat; its median may sit
+//     on either mode, and nullband's regime detection is the place to say that
+//     it is bimodal.) A rank test was chosen over a least-squares cost such as
+//     PELT with a variance-tied penalty because latency noise is neither
+//     normal nor unimodal, and the penalty of a parametric cost is only right
+//     for the noise it assumes.
+//
+//  3. Levels and merging. The level of a segment is the median of its
+//     samples. On real hosts a rank test on thousands of samples finds changes
+//     too small to matter, so adjacent segments are merged, closest pair
+//     first, while their levels differ by at most the margin
+//     max(Params.Tolerance × the smaller level, σ), where Params.Tolerance is
+//     relative (default 0.02) and σ is the window-to-window noise: 1.4826 ×
+//     the median absolute difference of consecutive window medians / √2 (a
+//     change smaller than the scatter of one window's median is not one a
+//     person can act on; Barrett et al. likewise treat segments within a
+//     variance-based margin as equivalent). A merge is refused when the merged
+//     segment would drift (below).
+//
+//  4. Drift. A segment of at least 3 windows drifts when the medians of its
+//     first and last thirds (whole windows) differ by more than the margin and
+//     a Mann–Whitney test of those two thirds has p < Alpha.
+//
+//  5. Classes, on the merged segments:
+//     - no steady state when the last segment drifts, or when there is a
+//     changepoint and the last segment is shorter than Params.MinTail
+//     windows (default max(4, ⌈windows/10⌉)): the series was still changing
+//     near the end, so its tail is too short to trust;
+//     - flat when one segment remains: the steady window is the whole series;
+//     - slowdown when an earlier segment is faster than the last by more than
+//     the margin;
+//     - warm-up otherwise: the last segment is the fastest (within the
+//     margin) and steady.
+//     The steady window is the last segment.
+//
+// # Suggest
+//
+// When there is no steady state, or the steady window holds fewer than
+// 2×MinTail windows, Result.Suggest is the number of recorded iterations to
+// ask for next time (the -benchtime=Nx value): twice the samples given, at
+// least 20 windows, rounded up to two significant digits (2000 → 4000,
+// 1234 → 2500). A drift or late change may need more; the next run says so.
+package steady
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+)
+
+// Class is the shape of a latency series, after Barrett et al. (2017).
+type Class int
+
+const (
+	// NoSteadyState: the series never settled (it changed near its end, or
+	// drifts), or it is shorter than two windows. It is the zero Class, so a
+	// zero Result claims nothing.
+	NoSteadyState Class = iota
+	// Flat: one level from the first window to the last.
+	Flat
+	// Warmup: the level fell (the series got faster) and the last level is
+	// the fastest.
+	Warmup
+	// Slowdown: the last level is slower than an earlier one.
+	Slowdown
+)
+
+// String returns "flat", "warm-up", "slowdown" or "no steady state".
+func (c Class) String() string {
+	switch c {
+	case Flat:
+		return "flat"
+	case Warmup:
+		return "warm-up"
+	case Slowdown:
+		return "slowdown"
+	case NoSteadyState:
+		return "no steady state"
+	}
+	return fmt.Sprintf("Class(%d)", int(c))
+}
+
+// Defaults used when the corresponding Params field is zero.
+const (
+	DefaultWindow    = 32
+	DefaultTolerance = 0.02
+	DefaultAlpha     = 0.001
+	// minTailFloor is the smallest default MinTail, in windows.
+	minTailFloor = 4
+	// minSuggestWindows is the fewest windows Suggest asks for.
+	minSuggestWindows = 20
+)
+
+// Params tunes Detect. The zero Params is valid: every zero field takes the
+// default named in its comment.
+type Params struct {
+	// Window is the number of samples per window (decodegap's Config.Window).
+	// 0 means DefaultWindow (32); otherwise it must be at least 4.
+	Window int
+	// Tolerance is the relative difference (0.02 = 2%) under which two
+	// adjacent segments count as one level, unless the window-to-window noise
+	// is wider. 0 means DefaultTolerance; it must be in [0, 1).
+	Tolerance float64
+	// Alpha is the false-alarm probability of each changepoint test and of
+	// the drift test. 0 means DefaultAlpha (0.001); it must be in (0, 1).
+	Alpha float64
+	// MinTail is the fewest windows the last segment must hold after a
+	// changepoint for the series to count as settled. 0 means
+	// max(4, ⌈windows/10⌉); otherwise it must be at least 1.
+	MinTail int
+}
+
+// Validate reports the first field of p outside its allowed range, naming the
+// decodegap field where there is one.
+func (p Params) Validate() error {
+	if p.Window != 0 && p.Window < 4 {
+		return fmt.Errorf("steady: Config.Window is %d; it must be 0 (meaning %d) or at least 4", p.Window, DefaultWindow)
+	}
+	if p.Tolerance < 0 || p.Tolerance >= 1 || math.IsNaN(p.Tolerance) {
+		return fmt.Errorf("steady: Params.Tolerance is %v; it must be in [0, 1) (0 means %v)", p.Tolerance, DefaultTolerance)
+	}
+	if p.Alpha < 0 || p.Alpha >= 1 || math.IsNaN(p.Alpha) {
+		return fmt.Errorf("steady: Params.Alpha is %v; it must be in (0, 1) (0 means %v)", p.Alpha, DefaultAlpha)
+	}
+	if p.MinTail < 0 {
+		return fmt.Errorf("steady: Params.MinTail is %d; it must be 0 (meaning max(4, windows/10)) or at least 1", p.MinTail)
+	}
+	return nil
+}
+
+// Segment is a run of samples at one level.
+type Segment struct {
+	Start, End int     // sample indices [Start, End); Start is a multiple of the window
+	Median     float64 // median of the segment's samples, in ns
+}
+
+// Result is Detect's verdict on one series.
+type Result struct {
+	// Class is the shape of the series.
+	Class Class
+	// Start is the index of the first sample of the steady window (a
+	// multiple of the window); the steady window runs to the end of the
+	// series. -1 when Class is NoSteadyState.
+	Start int
+	// Changepoints are the sample indices (window boundaries) where the
+	// level changes, after merging equal levels; empty when flat.
+	Changepoints []int
+	// Levels are the segments between changepoints, in order; they cover the
+	// whole series. Empty when the series is shorter than two windows or
+	// Params is invalid.
+	Levels []Segment
+	// Suggest is the number of recorded iterations to ask for next time
+	// (-benchtime=<Suggest>x) when there is no steady state or the steady
+	// window is short; 0 when not needed. See the package doc for the rule.
+	Suggest int
+	// Reason is one line for a person: what was found, with the numbers
+	// behind it, and the knob to turn when something should change.
+	Reason string
+}
+
+// Detect classifies samples, the per-step latencies in nanoseconds in run
+// order, and finds their steady window by the rule in the package doc. It is
+// deterministic, does not modify samples, and retains none of it. Invalid
+// Params give NoSteadyState with the Validate error as Reason.
+func Detect(samples []int64, p Params) Result {
+	if err := p.Validate(); err != nil {
+		return Result{Class: NoSteadyState, Start: -1, Reason: err.Error()}
+	}
+	d := newDetector(samples, p)
+	return d.run()
+}
+
+// detector holds one Detect call's state and scratch space.
+type detector struct {
+	x      []int64
+	w      int // window, samples
+	nw     int // whole windows; the last absorbs the remainder
+	tol    float64
+	alpha  float64
+	tail   int       // MinTail, windows
+	sigma  float64   // window-to-window noise of window medians, ns
+	wmed   []float64 // window medians, ns
+	pairs  []valIdx  // scratch for ranking
+	ranks  []float64 // scratch: midranks by position
+	scr    []int64   // scratch for medians
+	drifts map[[2]int]bool
+}
+
+type valIdx struct {
+	v int64
+	i int32
+}
+
+func newDetector(x []int64, p Params) *detector {
+	d := &detector{x: x, w: p.Window, tol: p.Tolerance, alpha: p.Alpha, tail: p.MinTail}
+	if d.w == 0 {
+		d.w = DefaultWindow
+	}
+	if d.tol == 0 {
+		d.tol = DefaultTolerance
+	}
+	if d.alpha == 0 {
+		d.alpha = DefaultAlpha
+	}
+	d.nw = len(x) / d.w
+	if d.tail == 0 {
+		d.tail = max(minTailFloor, (d.nw+9)/10)
+	}
+	d.drifts = map[[2]int]bool{}
+	return d
+}
+
+// end returns the sample index where window k ends (the last window absorbs
+// the remainder).
+func (d *detector) bound(k int) int {
+	if k >= d.nw {
+		return len(d.x)
+	}
+	return k * d.w
+}
+
+func (d *detector) run() Result {
+	n := len(d.x)
+	if d.nw < 2 {
+		s := d.suggest()
+		return Result{
+			Class:   NoSteadyState,
+			Start:   -1,
+			Suggest: s,
+			Reason: fmt.Sprintf("%d samples make %s of %d (Config.Window); at least 2 are needed to find a steady state: run with -benchtime=%dx",
+				n, plural(d.nw, "whole window"), d.w, s),
+		}
+	}
+	d.wmed = make([]float64, d.nw)
+	for k := range d.nw {
+		d.wmed[k] = d.median(d.bound(k), d.bound(k+1))
+	}
+	d.sigma = diffSigma(d.wmed)
+
+	// Changepoints, in windows.
+	var cps []int
+	d.split(0, d.nw, &cps)
+	slices.Sort(cps)
+	bounds := append(append([]int{0}, cps...), d.nw)
+	segs := make([]seg, len(bounds)-1)
+	for i := range segs {
+		segs[i] = seg{a: bounds[i], b: bounds[i+1]}
+		segs[i].med = d.median(d.bound(segs[i].a), d.bound(segs[i].b))
+	}
+	segs = d.merge(segs)
+
+	res := Result{Start: -1}
+	for i, s := range segs {
+		if i > 0 {
+			res.Changepoints = append(res.Changepoints, d.bound(s.a))
+		}
+		res.Levels = append(res.Levels, Segment{Start: d.bound(s.a), End: d.bound(s.b), Median: s.med})
+	}
+	d.classify(segs, &res)
+	return res
+}
+
+// seg is a segment in windows [a, b) with its median in ns.
+type seg struct {
+	a, b int
+	med  float64
+}
+
+// split appends to cps the changepoints (in windows) of windows [a, b).
+func (d *detector) split(a, b int, cps *[]int) {
+	if b-a < 2 {
+		return
+	}
+	t, p := d.bestSplit(a, b)
+	if p >= d.alpha {
+		return
+	}
+	*cps = append(*cps, t)
+	d.split(a, t, cps)
+	d.split(t, b, cps)
+}
+
+// bestSplit returns the window boundary t in (a, b) whose Mann–Whitney
+// statistic is largest, and its Bonferroni-corrected two-sided p-value.
+func (d *detector) bestSplit(a, b int) (int, float64) {
+	lo, hi := d.bound(a), d.bound(b)
+	m := hi - lo
+	tieSum := d.rank(lo, hi)
+	mf := float64(m)
+	vfac := (mf + 1) - tieSum/(mf*(mf-1))
+	if vfac <= 0 {
+		return a, 1 // all samples equal
+	}
+	bestT, bestZ := a, 0.0
+	var w float64 // rank sum before the boundary
+	pos := 0
+	for k := a + 1; k < b; k++ {
+		end := d.bound(k) - lo
+		for ; pos < end; pos++ {
+			w += d.ranks[pos]
+		}
+		t := float64(end)
+		u := 2*w - t*(mf+1)
+		v := t * (mf - t) / 3 * vfac
+		z := math.Abs(u) / math.Sqrt(v)
+		if z > bestZ {
+			bestT, bestZ = k, z
+		}
+	}
+	p := math.Erfc(bestZ/math.Sqrt2) * float64(b-a-1)
+	return bestT, p
+}
+
+// rank fills d.ranks[0:hi-lo] with the midranks (1-based) of x[lo:hi] by
+// position and returns Σ(τ³−τ) over tie groups.
+func (d *detector) rank(lo, hi int) float64 {
+	m := hi - lo
+	d.pairs = slices.Grow(d.pairs[:0], m)[:m]
+	for i := range m {
+		d.pairs[i] = valIdx{d.x[lo+i], int32(i)}
+	}
+	slices.SortFunc(d.pairs, func(p, q valIdx) int { return cmp.Compare(p.v, q.v) })
+	d.ranks = slices.Grow(d.ranks[:0], m)[:m]
+	var ties float64
+	for i := 0; i < m; {
+		j := i + 1
+		for j < m && d.pairs[j].v == d.pairs[i].v {
+			j++
+		}
+		r := float64(i+j+1) / 2 // mean of ranks i+1..j
+		for k := i; k < j; k++ {
+			d.ranks[d.pairs[k].i] = r
+		}
+		if tau := float64(j - i); tau > 1 {
+			ties += tau*tau*tau - tau
+		}
+		i = j
+	}
+	return ties
+}
+
+// mannWhitneyP is the two-sided p-value of a Mann–Whitney test of x[a0:a1]
+// against x[b0:b1], where a1 <= b0.
+func (d *detector) mannWhitneyP(a0, a1, b0, b1 int) float64 {
+	na, nb := a1-a0, b1-b0
+	m := na + nb
+	d.pairs = slices.Grow(d.pairs[:0], m)[:m]
+	for i := range na {
+		d.pairs[i] = valIdx{d.x[a0+i], int32(i)}
+	}
+	for i := range nb {
+		d.pairs[na+i] = valIdx{d.x[b0+i], int32(na + i)}
+	}
+	slices.SortFunc(d.pairs, func(p, q valIdx) int { return cmp.Compare(p.v, q.v) })
+	var w, ties float64
+	for i := 0; i < m; {
+		j := i + 1
+		for j < m && d.pairs[j].v == d.pairs[i].v {
+			j++
+		}
+		r := float64(i+j+1) / 2
+		for k := i; k < j; k++ {
+			if int(d.pairs[k].i) < na {
+				w += r
+			}
+		}
+		if tau := float64(j - i); tau > 1 {
+			ties += tau*tau*tau - tau
+		}
+		i = j
+	}
+	mf, t := float64(m), float64(na)
+	v := t * (mf - t) / 3 * ((mf + 1) - ties/(mf*(mf-1)))
+	if v <= 0 {
+		return 1
+	}
+	z := math.Abs(2*w-t*(mf+1)) / math.Sqrt(v)
+	return math.Erfc(z / math.Sqrt2)
+}
+
+// margin is the largest difference between levels a and b (ns) that still
+// counts as one level.
+func (d *detector) margin(a, b float64) float64 {
+	return max(d.tol*min(math.Abs(a), math.Abs(b)), d.sigma)
+}
+
+// drift reports whether windows [a, b) drift, with the medians of their first
+// and last thirds.
+func (d *detector) drift(a, b int) (bool, float64, float64) {
+	k := (b - a) / 3
+	if k < 1 {
+		return false, 0, 0
+	}
+	m1 := d.median(d.bound(a), d.bound(a+k))
+	m3 := d.median(d.bound(b-k), d.bound(b))
+	if math.Abs(m3-m1) <= d.margin(m1, m3) {
+		return false, m1, m3
+	}
+	key := [2]int{a, b}
+	dr, ok := d.drifts[key]
+	if !ok {
+		dr = d.mannWhitneyP(d.bound(a), d.bound(a+k), d.bound(b-k), d.bound(b)) < d.alpha
+		d.drifts[key] = dr
+	}
+	return dr, m1, m3
+}
+
+// merge merges adjacent segments of equal level, closest pair first, unless
+// the merged segment would drift.
+func (d *detector) merge(segs []seg) []seg {
+	type cand struct {
+		i   int
+		rel float64
+	}
+	for len(segs) > 1 {
+		var cs []cand
+		for i := 0; i+1 < len(segs); i++ {
+			a, b := segs[i].med, segs[i+1].med
+			diff := math.Abs(a - b)
+			if diff <= d.margin(a, b) {
+				cs = append(cs, cand{i, diff / max(math.Abs(min(a, b)), 1)})
+			}
+		}
+		slices.SortStableFunc(cs, func(p, q cand) int { return cmp.Compare(p.rel, q.rel) })
+		merged := false
+		for _, c := range cs {
+			s, t := segs[c.i], segs[c.i+1]
+			if dr, _, _ := d.drift(s.a, t.b); dr {
+				continue
+			}
+			u := seg{a: s.a, b: t.b, med: d.median(d.bound(s.a), d.bound(t.b))}
+			segs = slices.Replace(segs, c.i, c.i+2, u)
+			merged = true
+			break
+		}
+		if !merged {
+			break
+		}
+	}
+	return segs
+}
+
+func (d *detector) classify(segs []seg, res *Result) {
+	last := segs[len(segs)-1]
+	tailW := last.b - last.a
+	n := len(d.x)
+	if dr, m1, m3 := d.drift(last.a, last.b); dr {
+		res.Class = NoSteadyState
+		res.Suggest = d.suggest()
+		a, b, _ := pair(m1, m3) // a drift exceeds the margin, so they differ
+		res.Reason = fmt.Sprintf("no steady state: level still drifting in the last %d of %d windows (median %s in their first third, %s in their last); run with -benchtime=%dx",
+			tailW, d.nw, a, b, res.Suggest)
+		return
+	}
+	if len(segs) == 1 {
+		res.Class, res.Start = Flat, 0
+		res.Reason = fmt.Sprintf("flat: one level over all %d windows (median %s)", d.nw, fmtNs(last.med, 3))
+		d.shortTail(res, tailW)
+		return
+	}
+	prev := segs[len(segs)-2]
+	if tailW < d.tail {
+		res.Class = NoSteadyState
+		res.Suggest = d.suggest()
+		var what string
+		if a, b, same := pair(prev.med, last.med); same {
+			what = fmt.Sprintf("its median stayed at %s but its distribution changed", a)
+		} else {
+			what = fmt.Sprintf("median %s → %s", a, b)
+		}
+		res.Reason = fmt.Sprintf("no steady state: level still changing in the last %d of %d windows (%s; a steady window needs %d, Params.MinTail); run with -benchtime=%dx",
+			tailW, d.nw, what, d.tail, res.Suggest)
+		return
+	}
+	res.Start = d.bound(last.a)
+	fastest, slowest := last, last
+	for _, s := range segs[:len(segs)-1] {
+		if s.med < fastest.med {
+			fastest = s
+		}
+		if s.med > slowest.med {
+			slowest = s
+		}
+	}
+	a, b, same := pair(fastest.med, last.med)
+	switch {
+	case !same && last.med-fastest.med > d.margin(fastest.med, last.med):
+		res.Class = Slowdown
+		res.Reason = fmt.Sprintf("slowdown: median %s in samples %d–%d, slower at %s in the steady window from sample %d of %d",
+			a, d.bound(fastest.a), d.bound(fastest.b), b, res.Start, n)
+	default:
+		a, b, same = pair(slowest.med, last.med)
+		if !same && slowest.med-last.med > d.margin(slowest.med, last.med) {
+			res.Class = Warmup
+			res.Reason = fmt.Sprintf("warm-up: median %s in samples %d–%d, faster at %s in the steady window from sample %d of %d",
+				a, d.bound(slowest.a), d.bound(slowest.b), b, res.Start, n)
+			break
+		}
+		// Every level is within the margin of the last, but merging them
+		// would drift: flat in Barrett et al.'s sense, steady from the last
+		// changepoint.
+		res.Class = Flat
+		res.Reason = fmt.Sprintf("flat: all %d levels within %s of the steady one (median %s), which starts at sample %d of %d",
+			len(segs), fmtNs(d.margin(slowest.med, last.med), 3), fmtNs(last.med, 3), res.Start, n)
+	}
+	d.shortTail(res, tailW)
+}
+
+// shortTail sets Suggest and extends Reason when the steady window holds
+// fewer than 2×MinTail windows.
+func (d *detector) shortTail(res *Result, tailW int) {
+	if tailW >= 2*d.tail {
+		return
+	}
+	res.Suggest = d.suggest()
+	res.Reason += fmt.Sprintf("; the steady window holds only %s (fewer than 2×%d): for a firmer verdict run with -benchtime=%dx",
+		plural(tailW, "window"), d.tail, res.Suggest)
+}
+
+// suggest returns the iteration count to ask for: twice the samples, at least
+// minSuggestWindows windows, rounded up to two significant digits.
+func (d *detector) suggest() int {
+	return roundUp2(max(2*len(d.x), minSuggestWindows*d.w))
+}
+
+// roundUp2 rounds n > 0 up to two significant digits.
+func roundUp2(n int) int {
+	if n < 100 {
+		return n
+	}
+	p := 1
+	for n/p >= 100 {
+		p *= 10
+	}
+	return (n + p - 1) / p * p
+}
+
+// median returns the median of x[lo:hi] (the mean of the middle two for an
+// even count), in ns.
+func (d *detector) median(lo, hi int) float64 {
+	m := hi - lo
+	if m == 0 {
+		return 0
+	}
+	d.scr = append(d.scr[:0], d.x[lo:hi]...)
+	s := d.scr
+	slices.Sort(s)
+	if m%2 == 1 {
+		return float64(s[m/2])
+	}
+	return (float64(s[m/2-1]) + float64(s[m/2])) / 2
+}
+
+// diffSigma estimates the noise of a series robust to a few level shifts:
+// 1.4826 × median|v[i+1]−v[i]| / √2.
+func diffSigma(v []float64) float64 {
+	if len(v) < 2 {
+		return 0
+	}
+	ds := make([]float64, len(v)-1)
+	for i := range ds {
+		ds[i] = math.Abs(v[i+1] - v[i])
+	}
+	slices.Sort(ds)
+	k := len(ds)
+	med := ds[k/2]
+	if k%2 == 0 {
+		med = (ds[k/2-1] + ds[k/2]) / 2
+	}
+	return 1.4826 * med / math.Sqrt2
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}
+
+// fmtNs formats ns as a duration with sig significant digits.
+func fmtNs(ns float64, sig int) string {
+	unit, div := "ns", 1.0
+	switch a := math.Abs(ns); {
+	case a >= 1e9:
+		unit, div = "s", 1e9
+	case a >= 1e6:
+		unit, div = "ms", 1e6
+	case a >= 1e3:
+		unit, div = "µs", 1e3
+	}
+	v := ns / div
+	dec := sig - 1
+	if a := math.Abs(v); a >= 100 {
+		dec = sig - 3
+	} else if a >= 10 {
+		dec = sig - 2
+	}
+	dec = max(dec, 0)
+	return strings.TrimSpace(fmt.Sprintf("%.*f %s", dec, v, unit))
+}
+
+// pair formats two levels with enough digits (3 to 6 significant) that they
+// read differently when they differ; same reports that even 6 digits print
+// them alike, so that a message can avoid claiming a change beside them.
+func pair(a, b float64) (sa, sb string, same bool) {
+	for sig := 3; sig <= 6; sig++ {
+		sa, sb = fmtNs(a, sig), fmtNs(b, sig)
+		if sa != sb {
+			return sa, sb, false
+		}
+	}
+	return sa, sb, true
+}
