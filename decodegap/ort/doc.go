@@ -1,0 +1,53 @@
+// Package ort builds decode-shaped steps from ONNX models run by the real ONNX
+// Runtime shared library, through github.com/yalue/onnxruntime_go.
+//
+// A step is a func() error, the shape of decodegap.Step, so a benchmark
+// passes it straight to decodegap.Run:
+//
+//	vad, err := ort.OpenVAD(ort.VADConfig{Options: ort.Options{IntraOpThreads: 1}})
+//	...
+//	defer vad.Close()
+//	decodegap.Run(b, cfg, vad.Step)
+//
+// This package knows nothing of gaps or statistics; it opens sessions with
+// the thread and spinning options being compared (Options), runs them without
+// allocating (Session.Run, VAD.Step), and checks that two configurations give
+// the same outputs before anything is timed (VAD.Parity).
+//
+// # Finding ONNX Runtime and the model
+//
+// Nothing is committed to the repository: `make deps` (which runs
+// `bash scripts/fetch-ort.sh`) downloads ONNX Runtime 1.30.0
+// (libonnxruntime.so.1, from the npm package onnxruntime-node@1.30.0) and the
+// Silero VAD v5 model (silero_vad_v5.onnx, from @ricky0123/vad-web@0.0.31),
+// checks their SHA-256, and puts them in a cache folder. Find looks, in
+// order:
+//
+//   - ONNXRUNTIME_LIB: the path of libonnxruntime.so.1 (LibraryEnv), and
+//     GAPBENCH_VAD_MODEL: the path of silero_vad_v5.onnx (ModelEnv). When one
+//     is set, its file must exist: Find never falls back to the cache behind
+//     a variable that names a missing file.
+//   - GAPBENCH_CACHE: the cache folder (CacheEnv), as given to fetch-ort.sh.
+//   - otherwise .cache/ in the directory of the nearest go.mod above the
+//     working directory: the repository root, where `make deps` puts it.
+//
+// Require wraps Find for tests and benchmarks: when a part is missing it
+// skips with the command that installs it, except when the CI environment
+// variable is set (to anything but "", "0" or "false"), where it fails: CI
+// must really run the ONNX Runtime tests.
+//
+// # The process-wide environment
+//
+// ONNX Runtime is loaded once per process (Init); Open and OpenVAD call Init
+// themselves with the library Find reports, and any number of goroutines may
+// do so at once. The environment is never destroyed: it lives as long as the
+// process, so sessions may be opened and closed by many tests and benchmarks.
+//
+// # Ownership and allocation
+//
+// A Session and a VAD own their ONNX Runtime session and tensors; Close
+// releases all of them. Run and Step do not allocate. One instance must be
+// used by one goroutine at a time; independent instances may run
+// concurrently, and opening one costs one model parse (the model file is read
+// once per process and shared).
+package ort
