@@ -8,9 +8,6 @@ import (
 	ort "github.com/yalue/onnxruntime_go"
 )
 
-// vadStateLen is the length of Silero VAD v5's recurrent state, [2, 1, 128].
-const vadStateLen = 2 * 1 * 128
-
 // VADConfig describes one Silero VAD v5 step. The zero VADConfig is the
 // model Find reports, ONNX Runtime's default options and SynthAudio(0,
 // SynthFrames).
@@ -135,7 +132,7 @@ func OpenVAD(cfg VADConfig) (*VAD, error) {
 func (v *VAD) Next() (float32, error) {
 	copy(v.input, v.audio[v.pos:v.pos+VADFrameSamples])
 	if err := v.sess.Run(); err != nil {
-		return 0, fmt.Errorf("Silero VAD step %d: %w", v.frames, err)
+		return 0, fmt.Errorf("running Silero VAD step %d: %w", v.frames, err)
 	}
 	v.pos += VADFrameSamples
 	if v.pos == len(v.audio) {
