@@ -1,0 +1,351 @@
+package decodegap
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gapbench/gapbench/decodegap/internal/steady"
+)
+
+// report is what one call of Run found, ready to publish.
+type report struct {
+	n      int // recorded iterations
+	stride int // iterations per kept sample
+	// st is the steady-state verdict on the kept samples.
+	st steady.Result
+	// from is the first recorded iteration the figures describe: the steady
+	// start, or 0 when no steady state was found (the figures then describe
+	// the whole transient).
+	from int
+	// reached is whether a steady state was observed.
+	reached bool
+	// requireSteady mirrors Config.RequireSteady.
+	requireSteady bool
+	// window is Config.Window in effect.
+	window int
+
+	// Step latency over the reported samples (ns).
+	mean, p50, p90, p99 float64
+	// Achieved gap over the reported samples (ns) and the requested mean.
+	gapMean, gapP50, gapReq float64
+	gapKind                 GapKind
+	gapShape                GapShape
+	gapSpin                 time.Duration
+
+	// counters is the process counters over the span they cover.
+	counters counterSpan
+}
+
+// counterSpan is the process counters between two snapshots.
+type counterSpan struct {
+	ok bool
+	// why is the reason the counters are unavailable, when !ok.
+	why string
+	// from and to are the recorded iterations the span covers.
+	from, to int
+	wallNs   int64
+	cpuNs    int64
+	userNs   int64
+	sysNs    int64
+	nvcsw    int64
+	nivcsw   int64
+	maxRSS   int64
+	gcCycles uint64
+	gcPause  float64
+}
+
+// iters returns the number of iterations the span covers.
+func (c *counterSpan) iters() int { return c.to - c.from }
+
+// analyze finds the steady window and computes the figures over it.
+func (r *runner) analyze() *report {
+	rec := r.rec
+	rep := &report{
+		n: r.n, stride: rec.stride, window: r.window,
+		requireSteady: r.cfg.RequireSteady,
+		gapKind:       r.cfg.Gap.Kind, gapShape: r.cfg.Gap.Shape, gapSpin: r.waiter.Spin(),
+	}
+	rep.st = steady.Detect(rec.lat, steady.Params{Window: r.window})
+	k0 := 0
+	if rep.st.Class != steady.NoSteadyState && rep.st.Start >= 0 {
+		rep.reached = true
+		k0 = rep.st.Start
+	}
+	rep.from = k0 * rec.stride
+	lat := rec.lat[k0:]
+	gaps := rec.gap[k0:]
+	rep.mean, rep.p50, rep.p90, rep.p99 = summarize(lat)
+	rep.gapMean, rep.gapP50, _, _ = summarize(gaps)
+	if r.n > 0 {
+		rep.gapReq = float64(r.requested) / float64(r.n)
+	}
+	rep.counters = r.span(rep.from)
+	return rep
+}
+
+// summarize returns the mean and the 50th, 90th and 99th percentiles of xs
+// (nearest rank). It sorts a copy; xs is left as it is.
+func summarize(xs []int64) (mean, p50, p90, p99 float64) {
+	if len(xs) == 0 {
+		return math.NaN(), math.NaN(), math.NaN(), math.NaN()
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	var sum float64
+	for _, x := range s {
+		sum += float64(x)
+	}
+	q := func(p float64) float64 {
+		i := int(math.Ceil(p*float64(len(s)))) - 1
+		i = max(0, min(i, len(s)-1))
+		return float64(s[i])
+	}
+	return sum / float64(len(s)), q(0.50), q(0.90), q(0.99)
+}
+
+// span picks the counter snapshots for a report that starts at recorded
+// iteration from: the first snapshot at or after from, to the last one. If
+// the only snapshot at or after from is the last, it starts at the last
+// snapshot before from instead, so that the span holds at least one window.
+func (r *runner) span(from int) counterSpan {
+	if len(r.snaps) < 2 {
+		return counterSpan{why: "fewer than two counter snapshots"}
+	}
+	li := len(r.snaps) - 1
+	fi := -1
+	for k := 0; k < li; k++ {
+		if r.snaps[k].iter >= from {
+			fi = k
+			break
+		}
+	}
+	if fi < 0 {
+		fi = 0
+		for k := 0; k < li; k++ {
+			if r.snaps[k].iter < from {
+				fi = k
+			}
+		}
+	}
+	first, last := &r.snaps[fi], &r.snaps[li]
+	for _, s := range []*snapshot{first, last} {
+		if s.err != nil {
+			return counterSpan{why: s.err.Error()}
+		}
+	}
+	return counterSpan{
+		ok:   true,
+		from: first.iter, to: last.iter,
+		wallNs: last.wallNs - first.wallNs,
+		cpuNs:  last.cpuNs - first.cpuNs,
+		userNs: last.userNs - first.userNs,
+		sysNs:  last.sysNs - first.sysNs,
+		nvcsw:  last.nvcsw - first.nvcsw, nivcsw: last.nivcsw - first.nivcsw,
+		maxRSS:   last.maxRSSBytes,
+		gcCycles: last.gcCycles - first.gcCycles,
+		gcPause:  last.gcPauseNs - first.gcPauseNs,
+	}
+}
+
+// publish reports the figures with b.ReportMetric, and, when log is set (the
+// last call testing makes), the verdict and warnings with b.Log.
+func (rep *report) publish(b reporter, log bool) {
+	b.Helper()
+	for _, m := range rep.metrics() {
+		b.ReportMetric(m.value, m.unit)
+	}
+	if !log {
+		return
+	}
+	lines := rep.logLines()
+	if len(lines) > 0 {
+		b.Log(strings.Join(lines, "\n"))
+	}
+	if !rep.reached && rep.requireSteady {
+		b.Fatalf("decodegap.Run: steady state NOT REACHED and Config.RequireSteady is set: %s", rep.st.Reason)
+	}
+}
+
+// reporter is the part of *testing.B that publish uses.
+type reporter interface {
+	Helper()
+	ReportMetric(n float64, unit string)
+	Log(args ...any)
+	Fatalf(format string, args ...any)
+}
+
+var _ reporter = (*testing.B)(nil)
+
+// metric is one value for b.ReportMetric.
+type metric struct {
+	value float64
+	unit  string
+}
+
+// metrics lists the benchfmt metrics of the report; the package doc's table
+// documents each unit.
+func (rep *report) metrics() []metric {
+	ms := []metric{
+		{rep.mean, "ns/op"},
+		{rep.p50, "p50-ns/op"},
+		{rep.p90, "p90-ns/op"},
+		{rep.p99, "p99-ns/op"},
+		{rep.gapReq, "gap-req-ns/op"},
+		{rep.gapMean, "gap-ns/op"},
+		{rep.gapP50, "gap-p50-ns/op"},
+	}
+	c := &rep.counters
+	if c.ok && c.iters() > 0 && c.wallNs > 0 {
+		n := float64(c.iters())
+		ms = append(ms,
+			metric{float64(c.cpuNs) / float64(c.wallNs), "cpu/wall"},
+			metric{float64(c.userNs) / n, "user-ns/op"},
+			metric{float64(c.sysNs) / n, "sys-ns/op"},
+			metric{float64(c.nvcsw) / n, "vcsw/op"},
+			metric{float64(c.nivcsw) / n, "ivcsw/op"},
+			metric{float64(c.maxRSS), "peak-RSS-B"},
+			metric{c.gcPause / n, "gc-pause-ns/op"},
+		)
+	}
+	return ms
+}
+
+// logLines returns the lines Run logs, at most eight.
+func (rep *report) logLines() []string {
+	var ls []string
+	ls = append(ls, rep.steadyLine())
+	ls = append(ls, fmt.Sprintf("step: mean %s, p50 %s, p90 %s, p99 %s over %d iterations%s",
+		fmtNs(rep.mean), fmtNs(rep.p50), fmtNs(rep.p90), fmtNs(rep.p99), rep.n-rep.from, rep.strideNote()))
+	if g := rep.gapLine(); g != "" {
+		ls = append(ls, g)
+	}
+	ls = append(ls, rep.counterLines()...)
+	return ls
+}
+
+// steadyLine states the steady-state verdict.
+func (rep *report) steadyLine() string {
+	if !rep.reached {
+		s := "steady state: NOT REACHED (series never settled): " + rep.st.Reason
+		if rep.st.Suggest > 0 && !strings.Contains(rep.st.Reason, "-benchtime") {
+			s += fmt.Sprintf("; raise -benchtime to at least %dx", rep.st.Suggest)
+		}
+		return s + "; every figure below describes the transient, not a steady state"
+	}
+	switch rep.st.Class {
+	case steady.Flat:
+		return fmt.Sprintf("steady state: flat from the first iteration (%d iterations, windows of %d)", rep.n, rep.window)
+	default:
+		return fmt.Sprintf("steady state: %s; steady from iteration %d of %d, the first %d left out (%s)",
+			rep.st.Class, rep.from, rep.n, rep.from, rep.st.Reason)
+	}
+}
+
+// strideNote says when percentiles come from a thinned record.
+func (rep *report) strideNote() string {
+	if rep.stride == 1 {
+		return ""
+	}
+	return fmt.Sprintf(" (percentiles from every %dth iteration: b.N exceeds %d)", rep.stride, maxSamples)
+}
+
+// gapLine reports the achieved gap beside the requested one, and says by
+// how much it missed when it missed by more than 2 µs and 2%.
+func (rep *report) gapLine() string {
+	if rep.gapReq == 0 {
+		return ""
+	}
+	s := fmt.Sprintf("gap: requested mean %s (%v, %v), achieved mean %s, p50 %s",
+		fmtNs(rep.gapReq), rep.gapKind, rep.gapShape, fmtNs(rep.gapMean), fmtNs(rep.gapP50))
+	// The median says whether the gap engine is on time; the mean, whether
+	// the tail (preemption, a slow boundary) stretched some gaps.
+	const slackNs, slackFrac = 2000, 0.02
+	overP50 := rep.gapP50 - rep.gapReq
+	overMean := rep.gapMean - rep.gapReq
+	switch {
+	case rep.gapShape == GapConstant && overP50 > slackNs && overP50 > slackFrac*rep.gapReq:
+		s += fmt.Sprintf("; the median gap is %s (%.0f%%) longer than requested", fmtNs(overP50), 100*overP50/rep.gapReq)
+		switch rep.gapKind {
+		case GapSleep:
+			s += ": that is the kernel's wake-up latency; use Config.Gap.Kind = GapHybrid to start steps on time"
+		case GapHybrid:
+			s += fmt.Sprintf(": raise Config.Gap.Spin above %v, or use GapBusy", rep.gapSpin)
+		default:
+			s += ": the busy wait itself was late, so the host delayed the loop"
+		}
+	case overMean > slackNs && overMean > slackFrac*rep.gapReq:
+		s += fmt.Sprintf("; the mean gap is %s (%.0f%%) longer than requested though the median is on time: some gaps were stretched (preemption or a busy host)", fmtNs(overMean), 100*overMean/rep.gapReq)
+	}
+	return s
+}
+
+// counterLines reports the process counters and says which span they cover.
+func (rep *report) counterLines() []string {
+	c := &rep.counters
+	if !c.ok {
+		return []string{"process counters: unavailable (" + c.why + ")"}
+	}
+	n := float64(c.iters())
+	var ls []string
+	ls = append(ls, fmt.Sprintf("process: cpu/wall %.2f (user %s/op, sys %s/op); context switches %s voluntary, %s involuntary; peak RSS %s; GC %d cycles",
+		float64(c.cpuNs)/float64(c.wallNs), fmtNs(float64(c.userNs)/n), fmtNs(float64(c.sysNs)/n),
+		rep.switchFigure(c.nvcsw), rep.switchFigure(c.nivcsw), fmtBytes(c.maxRSS), c.gcCycles))
+	if c.from != rep.from {
+		if c.from < rep.from {
+			ls = append(ls, fmt.Sprintf("counters include warm-up: they cover iterations %d-%d, %d before the steady start at %d (no snapshot landed inside the steady window); raise -benchtime or lower Config.Window",
+				c.from, c.to, rep.from-c.from, rep.from))
+		} else {
+			ls = append(ls, fmt.Sprintf("counters cover iterations %d-%d (%d), the figures above %d-%d (%d): snapshots are taken at window boundaries at most every 100x their own cost",
+				c.from, c.to, c.iters(), rep.from, rep.n, rep.n-rep.from))
+		}
+	}
+	return ls
+}
+
+// switchFigure prints a context-switch count per op, and for a zero says
+// which zero it is: getrusage returns every counter at once, so a zero
+// beside CPU times that moved is a true zero.
+func (rep *report) switchFigure(v int64) string {
+	c := &rep.counters
+	if v != 0 {
+		return fmt.Sprintf("%.3g/op", float64(v)/float64(c.iters()))
+	}
+	if c.userNs+c.sysNs > 0 {
+		return fmt.Sprintf("0/op (a true zero: getrusage's CPU times moved %s in the same span)", fmtNs(float64(c.userNs+c.sysNs)))
+	}
+	return "0/op (a dead instrument? getrusage's CPU times did not move either)"
+}
+
+// fmtNs prints nanoseconds as a duration with three significant digits.
+func fmtNs(ns float64) string {
+	if math.IsNaN(ns) {
+		return "n/a"
+	}
+	a := math.Abs(ns)
+	switch {
+	case a >= 1e9:
+		return fmt.Sprintf("%.3gs", ns/1e9)
+	case a >= 1e6:
+		return fmt.Sprintf("%.3gms", ns/1e6)
+	case a >= 1e3:
+		return fmt.Sprintf("%.3gµs", ns/1e3)
+	}
+	return fmt.Sprintf("%.3gns", ns)
+}
+
+// fmtBytes prints a byte count in binary units.
+func fmtBytes(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.3gGiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.3gMiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.3gKiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%dB", n)
+}

@@ -1,0 +1,199 @@
+package decodegap
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/perf/benchunit"
+
+	"github.com/gapbench/gapbench/decodegap/internal/steady"
+)
+
+// fakeB records what publish sends to testing.B.
+type fakeB struct {
+	metrics map[string]float64
+	logs    []string
+	fatal   string
+}
+
+func (f *fakeB) Helper() {}
+func (f *fakeB) ReportMetric(n float64, unit string) {
+	if f.metrics == nil {
+		f.metrics = map[string]float64{}
+	}
+	f.metrics[unit] = n
+}
+func (f *fakeB) Log(args ...any) { f.logs = append(f.logs, fmt.Sprint(args...)) }
+func (f *fakeB) Fatalf(format string, args ...any) {
+	f.fatal = fmt.Sprintf(format, args...)
+}
+
+// steadyReport is a report of a flat run with live counters.
+func steadyReport() *report {
+	return &report{
+		n: 2000, stride: 1, window: 32, reached: true,
+		st:   steady.Result{Class: steady.Flat, Start: 0},
+		mean: 250e3, p50: 249e3, p90: 262e3, p99: 310e3,
+		counters: counterSpan{ok: true, from: 0, to: 2000, wallNs: 1e9, cpuNs: 5e8,
+			userNs: 4e8, sysNs: 1e8, nvcsw: 4000, nivcsw: 20, maxRSS: 40 << 20},
+	}
+}
+
+func TestMetricUnitsParseWithBenchunit(t *testing.T) {
+	rep := steadyReport()
+	rep.gapReq, rep.gapMean, rep.gapP50 = 1e5, 1.001e5, 1.0005e5
+	for _, m := range rep.metrics() {
+		assert.NotContains(t, m.unit, " ")
+		// Every unit must survive benchunit's tidying (benchstat's first step).
+		_, tidied := benchunit.Tidy(m.value, m.unit)
+		assert.NotEmpty(t, tidied)
+	}
+	assert.Equal(t, benchunit.Binary, benchunit.ClassOf("peak-RSS-B"))
+	_, u := benchunit.Tidy(1, "p50-ns/op")
+	assert.Equal(t, "p50-sec/op", u)
+}
+
+func TestPublishFlatRun(t *testing.T) {
+	var b fakeB
+	steadyReport().publish(&b, true)
+	require.Len(t, b.logs, 1)
+	log := b.logs[0]
+	assert.Contains(t, log, "steady state: flat from the first iteration (2000 iterations, windows of 32)")
+	assert.Contains(t, log, "step: mean 250µs, p50 249µs, p90 262µs, p99 310µs over 2000 iterations")
+	assert.Contains(t, log, "cpu/wall 0.50")
+	assert.NotContains(t, log, "gap:", "no gap requested, no gap line")
+	assert.LessOrEqual(t, strings.Count(log, "\n")+1, 8, "testing keeps ten lines of a benchmark's log")
+	assert.Equal(t, 250e3, b.metrics["ns/op"])
+	assert.Equal(t, 0.5, b.metrics["cpu/wall"])
+	assert.Equal(t, 2.0, b.metrics["vcsw/op"])
+	assert.Empty(t, b.fatal)
+}
+
+func TestPublishSilentOnNonFinalCall(t *testing.T) {
+	var b fakeB
+	steadyReport().publish(&b, false)
+	assert.Empty(t, b.logs)
+	assert.NotEmpty(t, b.metrics, "metrics are reported on every call; testing keeps the last")
+}
+
+func TestNotReachedWarnsAndNamesBenchtime(t *testing.T) {
+	rep := steadyReport()
+	rep.reached = false
+	rep.st = steady.Result{Class: steady.NoSteadyState, Start: -1, Suggest: 4000, Reason: "too short: 1 window of 32"}
+	var b fakeB
+	rep.publish(&b, true)
+	require.Len(t, b.logs, 1)
+	assert.Contains(t, b.logs[0], "steady state: NOT REACHED (series never settled): too short: 1 window of 32; raise -benchtime to at least 4000x; every figure below describes the transient")
+	assert.Empty(t, b.fatal)
+
+	// The detector's own reason may already name the knob: say it once.
+	rep.st.Reason = "level still changing; run with -benchtime=4000x"
+	assert.Equal(t, 1, strings.Count(rep.steadyLine(), "-benchtime"))
+
+	rep.requireSteady = true
+	b = fakeB{}
+	rep.publish(&b, true)
+	assert.Contains(t, b.fatal, "steady state NOT REACHED and Config.RequireSteady is set")
+}
+
+func TestWarmupLineSaysWhatWasLeftOut(t *testing.T) {
+	rep := steadyReport()
+	rep.st = steady.Result{Class: steady.Warmup, Start: 412, Reason: "warm-up: median 1.4 ms, then 250 µs"}
+	rep.from = 412
+	rep.counters.from = 448
+	ls := rep.logLines()
+	assert.Contains(t, ls[0], "steady state: warm-up; steady from iteration 412 of 2000, the first 412 left out")
+	assert.Contains(t, ls[1], "over 1588 iterations")
+	assert.Contains(t, strings.Join(ls, "\n"), "counters cover iterations 448-2000 (1552), the figures above 412-2000 (1588)")
+}
+
+func TestCountersIncludingWarmupAreFlagged(t *testing.T) {
+	rep := steadyReport()
+	rep.st = steady.Result{Class: steady.Warmup, Start: 412}
+	rep.from = 412
+	rep.counters.from = 0
+	got := strings.Join(rep.counterLines(), "\n")
+	assert.Contains(t, got, "counters include warm-up: they cover iterations 0-2000, 412 before the steady start at 412")
+	assert.Contains(t, got, "raise -benchtime or lower Config.Window")
+
+	// Same start: neither message.
+	rep.counters.from = 412
+	got = strings.Join(rep.counterLines(), "\n")
+	assert.NotContains(t, got, "counters include warm-up")
+	assert.NotContains(t, got, "counters cover")
+}
+
+func TestGapLineIsConditionalOnTheNumbers(t *testing.T) {
+	rep := steadyReport()
+	rep.gapReq = 100e3
+
+	rep.gapMean, rep.gapP50 = 100.4e3, 100.2e3
+	line := rep.gapLine()
+	assert.Equal(t, "gap: requested mean 100µs (hybrid, constant), achieved mean 100µs, p50 100µs", line)
+
+	rep.gapKind = GapSleep
+	rep.gapMean, rep.gapP50 = 110e3, 109.5e3
+	line = rep.gapLine()
+	assert.Contains(t, line, "the median gap is 9.5µs (10%) longer than requested: that is the kernel's wake-up latency; use Config.Gap.Kind = GapHybrid")
+
+	rep.gapKind = GapHybrid
+	rep.gapSpin = 20e3
+	line = rep.gapLine()
+	assert.Contains(t, line, "raise Config.Gap.Spin above 20µs, or use GapBusy")
+
+	rep.gapMean, rep.gapP50 = 140e3, 100.1e3
+	line = rep.gapLine()
+	assert.Contains(t, line, "the mean gap is 40µs (40%) longer than requested though the median is on time")
+	assert.NotContains(t, line, "Config.Gap.Spin")
+
+	rep.gapReq = 0
+	assert.Empty(t, rep.gapLine())
+}
+
+func TestZeroSwitchesSayWhichZero(t *testing.T) {
+	rep := steadyReport()
+	assert.Equal(t, "2/op", rep.switchFigure(4000))
+	assert.Equal(t, "0/op (a true zero: getrusage's CPU times moved 500ms in the same span)", rep.switchFigure(0))
+	rep.counters.userNs, rep.counters.sysNs = 0, 0
+	assert.Equal(t, "0/op (a dead instrument? getrusage's CPU times did not move either)", rep.switchFigure(0))
+}
+
+func TestUnavailableCountersAreNotZero(t *testing.T) {
+	rep := steadyReport()
+	rep.counters = counterSpan{why: "getrusage: operation not permitted"}
+	var b fakeB
+	rep.publish(&b, true)
+	assert.Contains(t, b.logs[0], "process counters: unavailable (getrusage: operation not permitted)")
+	_, has := b.metrics["cpu/wall"]
+	assert.False(t, has, "an unreadable counter is not reported as 0")
+}
+
+func TestSummarize(t *testing.T) {
+	xs := make([]int64, 100)
+	for i := range xs {
+		xs[i] = int64(100 - i) // 100..1, unsorted
+	}
+	mean, p50, p90, p99 := summarize(xs)
+	assert.Equal(t, 50.5, mean)
+	assert.Equal(t, 50.0, p50)
+	assert.Equal(t, 90.0, p90)
+	assert.Equal(t, 99.0, p99)
+	assert.Equal(t, int64(100), xs[0], "summarize leaves its input alone")
+}
+
+func TestSpanPicksSnapshotsInsideTheSteadyWindow(t *testing.T) {
+	r := &runner{snaps: []snapshot{{iter: 0}, {iter: 320, cpuNs: 10}, {iter: 640, cpuNs: 20}, {iter: 2000, cpuNs: 100}}}
+	c := r.span(400)
+	assert.Equal(t, 640, c.from)
+	assert.Equal(t, 2000, c.to)
+	assert.Equal(t, int64(80), c.cpuNs)
+	// No interior snapshot at or after the start: the last one before it.
+	c = r.span(1000)
+	assert.Equal(t, 640, c.from)
+	c = r.span(0)
+	assert.Equal(t, 0, c.from)
+	assert.False(t, (&runner{snaps: []snapshot{{iter: 0}}}).span(0).ok)
+}

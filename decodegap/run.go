@@ -1,0 +1,147 @@
+package decodegap
+
+import (
+	"fmt"
+	"runtime"
+	"testing"
+
+	"github.com/gapbench/gapbench/decodegap/internal/gap"
+)
+
+// counterBudget is the largest fraction of the run's wall time that counter
+// snapshots may take: a window boundary takes a snapshot only when at least
+// 1/counterBudget times the last snapshot's cost has passed since the
+// previous one.
+const counterBudget = 0.01
+
+// Run runs step b.N times, after cfg.Warmup discarded iterations, with the
+// gaps of cfg.Gap before each step, and reports the steady window through
+// b.ReportMetric and b.Log. Call it once per Benchmark function (or leaf
+// sub-benchmark), as the whole body of the measured part:
+//
+//	func BenchmarkDecode(b *testing.B) {
+//		decodegap.Run(b, decodegap.Config{Gap: decodegap.Gap{Mean: 100 * time.Microsecond}}, step)
+//	}
+//
+// Run locks the calling goroutine to its OS thread for the run. Setup before
+// the loop (buffers, timer slack, gap calibration) and the analysis after it
+// are outside the benchmark timer, so allocs/op and B/op describe the loop.
+// A bad cfg or a step error stops the benchmark with b.Fatalf. Run logs only
+// on the last call that testing makes of the benchmark function (never on
+// its N=1 probe), in at most about eight lines, because testing keeps only
+// ten lines of a benchmark's log.
+func Run(b *testing.B, cfg Config, step Step) {
+	b.Helper()
+	if step == nil {
+		b.Fatalf("decodegap.Run: step is nil: pass the function that runs one step")
+	}
+	n := b.N
+	if err := cfg.validate(n); err != nil {
+		b.Fatalf("decodegap.Run: %v", err)
+	}
+	r := newRunner(&cfg, n)
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if err := r.waiter.Begin(); err != nil {
+		b.Fatalf("decodegap.Run: preparing gaps (Config.Gap.Kind = %v): %v", cfg.Gap.Kind, err)
+	}
+	defer r.waiter.End()
+
+	b.ResetTimer()
+	if i, err := r.loop(step); err != nil {
+		b.Fatalf("decodegap.Run: step failed at %s: %v", r.iterName(i), err)
+	}
+	b.StopTimer()
+
+	rep := r.analyze()
+	rep.publish(b, isLastCall(b))
+}
+
+// runner holds one call of Run: its config, its buffers and its counters.
+type runner struct {
+	cfg    *Config
+	n      int // recorded iterations (b.N)
+	window int
+	seq    *gap.Sequence
+	waiter *gap.Waiter
+	rec    *record
+	cr     *counterReader
+	// snaps are the counter snapshots taken at window boundaries, in order;
+	// the first is at iteration 0 of the recorded ones, the last at n.
+	snaps []snapshot
+	// nextSnapNs is the earliest gap.Now() at which the next snapshot may be
+	// taken (the counterBudget rate limit).
+	nextSnapNs int64
+	// requested sums the requested gaps of the recorded iterations (ns).
+	requested int64
+}
+
+func newRunner(cfg *Config, n int) *runner {
+	spec := gap.Spec{
+		Kind: gap.Kind(cfg.Gap.Kind), Shape: gap.Shape(cfg.Gap.Shape),
+		Mean: cfg.Gap.Mean, Jitter: cfg.Gap.Jitter, Trace: cfg.Gap.Trace,
+		Spin: cfg.Gap.Spin, Seed: cfg.Gap.Seed,
+	}
+	w := cfg.window()
+	return &runner{
+		cfg: cfg, n: n, window: w,
+		seq:    gap.NewSequence(spec),
+		waiter: gap.NewWaiter(spec),
+		rec:    newRecord(n),
+		cr:     newCounterReader(),
+		snaps:  make([]snapshot, 0, 64),
+	}
+}
+
+// iterName names iteration i (counted over warm-up and recorded) for a
+// person: which phase, and where in it.
+func (r *runner) iterName(i int) string {
+	if i < r.cfg.Warmup {
+		return fmt.Sprintf("warm-up iteration %d of %d (Config.Warmup)", i+1, r.cfg.Warmup)
+	}
+	return fmt.Sprintf("iteration %d of %d (b.N; after %d warm-up)", i-r.cfg.Warmup+1, r.n, r.cfg.Warmup)
+}
+
+// loop runs the warm-up and the recorded iterations. It returns the index of
+// a failed iteration (counted from the first warm-up iteration) and its error.
+func (r *runner) loop(step Step) (int, error) {
+	warm := r.cfg.Warmup
+	total := warm + r.n
+	prevEnd := gap.Now()
+	for i := 0; i < total; i++ {
+		j := i - warm
+		if j >= 0 && j%r.window == 0 {
+			r.boundary(j, j == 0)
+		}
+		req := r.seq.Next()
+		if req > 0 {
+			r.waiter.WaitUntil(prevEnd + int64(req))
+		}
+		start := gap.Now()
+		err := step()
+		end := gap.Now()
+		if err != nil {
+			return i, err
+		}
+		if j >= 0 {
+			r.rec.add(j, end-start, start-prevEnd)
+			r.requested += int64(req)
+		}
+		prevEnd = end
+	}
+	r.boundary(r.n, true)
+	return 0, nil
+}
+
+// boundary takes a counter snapshot at a window boundary after j recorded
+// iterations, unless the rate limit says it is too soon; force overrides it.
+func (r *runner) boundary(j int, force bool) {
+	now := gap.Now()
+	if !force && now < r.nextSnapNs {
+		return
+	}
+	r.snaps = append(r.snaps, snapshot{})
+	s := &r.snaps[len(r.snaps)-1]
+	r.cr.take(s, j)
+	r.nextSnapNs = s.wallNs + int64(float64(s.costNs)/counterBudget)
+}
