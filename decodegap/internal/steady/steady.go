@@ -51,7 +51,7 @@
 //  5. Classes, on the merged segments:
 //     - no steady state when the last segment drifts, or when there is a
 //     changepoint and the last segment is shorter than Params.MinTail
-//     windows (default max(4, ⌈windows/10⌉)): the series was still changing
+//     windows (default max(4, ⌈windows/5⌉)): the series was still changing
 //     near the end, so its tail is too short to trust;
 //     - flat when one segment remains: the steady window is the whole series;
 //     - slowdown when an earlier segment is faster than the last by more than
@@ -74,7 +74,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strings"
 )
 
 // Class is the shape of a latency series, after Barrett et al. (2017).
@@ -116,6 +115,8 @@ const (
 	DefaultAlpha     = 0.001
 	// minTailFloor is the smallest default MinTail, in windows.
 	minTailFloor = 4
+	// shortTailWindows: a steady window with fewer windows sets Suggest.
+	shortTailWindows = 8
 	// minSuggestWindows is the fewest windows Suggest asks for.
 	minSuggestWindows = 20
 )
@@ -135,7 +136,7 @@ type Params struct {
 	Alpha float64
 	// MinTail is the fewest windows the last segment must hold after a
 	// changepoint for the series to count as settled. 0 means
-	// max(4, ⌈windows/10⌉); otherwise it must be at least 1.
+	// max(4, ⌈windows/5⌉); otherwise it must be at least 1.
 	MinTail int
 }
 
@@ -152,7 +153,7 @@ func (p Params) Validate() error {
 		return fmt.Errorf("steady: Params.Alpha is %v; it must be in (0, 1) (0 means %v)", p.Alpha, DefaultAlpha)
 	}
 	if p.MinTail < 0 {
-		return fmt.Errorf("steady: Params.MinTail is %d; it must be 0 (meaning max(4, windows/10)) or at least 1", p.MinTail)
+		return fmt.Errorf("steady: Params.MinTail is %d; it must be 0 (meaning max(4, windows/5)) or at least 1", p.MinTail)
 	}
 	return nil
 }
@@ -212,7 +213,7 @@ type detector struct {
 	pairs  []valIdx  // scratch for ranking
 	ranks  []float64 // scratch: midranks by position
 	scr    []int64   // scratch for medians
-	drifts map[[2]int]bool
+	rhos   map[[2]int]float64 // Spearman's rho of segments [a, b), by windows
 }
 
 type valIdx struct {
@@ -233,9 +234,9 @@ func newDetector(x []int64, p Params) *detector {
 	}
 	d.nw = len(x) / d.w
 	if d.tail == 0 {
-		d.tail = max(minTailFloor, (d.nw+9)/10)
+		d.tail = max(minTailFloor, (d.nw+4)/5)
 	}
-	d.drifts = map[[2]int]bool{}
+	d.rhos = map[[2]int]float64{}
 	return d
 }
 
@@ -256,7 +257,7 @@ func (d *detector) run() Result {
 			Class:   NoSteadyState,
 			Start:   -1,
 			Suggest: s,
-			Reason: fmt.Sprintf("%d samples make %s of %d (Config.Window); at least 2 are needed to find a steady state: run with -benchtime=%dx",
+			Reason: fmt.Sprintf("no steady state: %d samples make %s of %d (Config.Window); at least 2 are needed: run with -benchtime=%dx",
 				n, plural(d.nw, "whole window"), d.w, s),
 		}
 	}
@@ -368,70 +369,63 @@ func (d *detector) rank(lo, hi int) float64 {
 	return ties
 }
 
-// mannWhitneyP is the two-sided p-value of a Mann–Whitney test of x[a0:a1]
-// against x[b0:b1], where a1 <= b0.
-func (d *detector) mannWhitneyP(a0, a1, b0, b1 int) float64 {
-	na, nb := a1-a0, b1-b0
-	m := na + nb
-	d.pairs = slices.Grow(d.pairs[:0], m)[:m]
-	for i := range na {
-		d.pairs[i] = valIdx{d.x[a0+i], int32(i)}
-	}
-	for i := range nb {
-		d.pairs[na+i] = valIdx{d.x[b0+i], int32(na + i)}
-	}
-	slices.SortFunc(d.pairs, func(p, q valIdx) int { return cmp.Compare(p.v, q.v) })
-	var w, ties float64
-	for i := 0; i < m; {
-		j := i + 1
-		for j < m && d.pairs[j].v == d.pairs[i].v {
-			j++
-		}
-		r := float64(i+j+1) / 2
-		for k := i; k < j; k++ {
-			if int(d.pairs[k].i) < na {
-				w += r
-			}
-		}
-		if tau := float64(j - i); tau > 1 {
-			ties += tau*tau*tau - tau
-		}
-		i = j
-	}
-	mf, t := float64(m), float64(na)
-	v := t * (mf - t) / 3 * ((mf + 1) - ties/(mf*(mf-1)))
-	if v <= 0 {
-		return 1
-	}
-	z := math.Abs(2*w-t*(mf+1)) / math.Sqrt(v)
-	return math.Erfc(z / math.Sqrt2)
-}
-
 // margin is the largest difference between levels a and b (ns) that still
 // counts as one level.
 func (d *detector) margin(a, b float64) float64 {
 	return max(d.tol*min(math.Abs(a), math.Abs(b)), d.sigma)
 }
 
-// drift reports whether windows [a, b) drift, with the medians of their first
-// and last thirds.
-func (d *detector) drift(a, b int) (bool, float64, float64) {
-	k := (b - a) / 3
-	if k < 1 {
-		return false, 0, 0
+// drift reports whether segment s drifts: whether the level change across
+// it, estimated from the window medians' slope, exceeds the margin, and the
+// Spearman rank correlation of its samples with their index is significant
+// at Alpha with the same sign. from and to are the fitted levels (ns) at its
+// start and end. Segments shorter than 3 windows never drift.
+func (d *detector) drift(s seg) (dr bool, from, to float64) {
+	k := s.b - s.a
+	if k < 3 {
+		return false, s.med, s.med
 	}
-	m1 := d.median(d.bound(a), d.bound(a+k))
-	m3 := d.median(d.bound(b-k), d.bound(b))
-	if math.Abs(m3-m1) <= d.margin(m1, m3) {
-		return false, m1, m3
+	// Robust slope: the median of the slopes between window medians half
+	// the segment apart.
+	h := (k + 1) / 2
+	sl := make([]float64, 0, k-h)
+	for i := s.a; i+h < s.b; i++ {
+		sl = append(sl, (d.wmed[i+h]-d.wmed[i])/float64(h))
 	}
-	key := [2]int{a, b}
-	dr, ok := d.drifts[key]
+	total := medianF(sl) * float64(k)
+	from, to = s.med-total/2, s.med+total/2
+	if math.Abs(total) <= d.margin(from, to) {
+		return false, from, to
+	}
+	key := [2]int{s.a, s.b}
+	rho, ok := d.rhos[key]
 	if !ok {
-		dr = d.mannWhitneyP(d.bound(a), d.bound(a+k), d.bound(b-k), d.bound(b)) < d.alpha
-		d.drifts[key] = dr
+		rho = d.spearman(d.bound(s.a), d.bound(s.b))
+		d.rhos[key] = rho
 	}
-	return dr, m1, m3
+	m := float64(d.bound(s.b) - d.bound(s.a))
+	z := rho * math.Sqrt(m-1)
+	p := math.Erfc(math.Abs(z) / math.Sqrt2)
+	return p < d.alpha && (rho > 0) == (total > 0), from, to
+}
+
+// spearman returns the rank correlation of x[lo:hi] with its index (the
+// Pearson correlation of midranks, so ties are handled); 0 when all equal.
+func (d *detector) spearman(lo, hi int) float64 {
+	d.rank(lo, hi)
+	m := float64(hi - lo)
+	mean := (m + 1) / 2
+	var sxy, sxx, syy float64
+	for i, r := range d.ranks[:hi-lo] {
+		dx, dy := float64(i+1)-mean, r-mean
+		sxy += dx * dy
+		sxx += dx * dx
+		syy += dy * dy
+	}
+	if syy == 0 {
+		return 0
+	}
+	return sxy / math.Sqrt(sxx*syy)
 }
 
 // merge merges adjacent segments of equal level, closest pair first, unless
@@ -454,10 +448,10 @@ func (d *detector) merge(segs []seg) []seg {
 		merged := false
 		for _, c := range cs {
 			s, t := segs[c.i], segs[c.i+1]
-			if dr, _, _ := d.drift(s.a, t.b); dr {
+			u := seg{a: s.a, b: t.b, med: d.median(d.bound(s.a), d.bound(t.b))}
+			if dr, _, _ := d.drift(u); dr {
 				continue
 			}
-			u := seg{a: s.a, b: t.b, med: d.median(d.bound(s.a), d.bound(t.b))}
 			segs = slices.Replace(segs, c.i, c.i+2, u)
 			merged = true
 			break
@@ -473,22 +467,8 @@ func (d *detector) classify(segs []seg, res *Result) {
 	last := segs[len(segs)-1]
 	tailW := last.b - last.a
 	n := len(d.x)
-	if dr, m1, m3 := d.drift(last.a, last.b); dr {
-		res.Class = NoSteadyState
-		res.Suggest = d.suggest()
-		a, b, _ := pair(m1, m3) // a drift exceeds the margin, so they differ
-		res.Reason = fmt.Sprintf("no steady state: level still drifting in the last %d of %d windows (median %s in their first third, %s in their last); run with -benchtime=%dx",
-			tailW, d.nw, a, b, res.Suggest)
-		return
-	}
-	if len(segs) == 1 {
-		res.Class, res.Start = Flat, 0
-		res.Reason = fmt.Sprintf("flat: one level over all %d windows (median %s)", d.nw, fmtNs(last.med, 3))
-		d.shortTail(res, tailW)
-		return
-	}
-	prev := segs[len(segs)-2]
-	if tailW < d.tail {
+	if len(segs) > 1 && tailW < d.tail {
+		prev := segs[len(segs)-2]
 		res.Class = NoSteadyState
 		res.Suggest = d.suggest()
 		var what string
@@ -499,6 +479,23 @@ func (d *detector) classify(segs []seg, res *Result) {
 		}
 		res.Reason = fmt.Sprintf("no steady state: level still changing in the last %d of %d windows (%s; a steady window needs %d, Params.MinTail); run with -benchtime=%dx",
 			tailW, d.nw, what, d.tail, res.Suggest)
+		return
+	}
+	if dr, from, to := d.drift(last); dr {
+		res.Class = NoSteadyState
+		res.Suggest = d.suggest()
+		what := "by less than 1 ppm, yet significantly"
+		if a, b, same := pair(from, to); !same {
+			what = fmt.Sprintf("from about %s to %s", a, b)
+		}
+		res.Reason = fmt.Sprintf("no steady state: level still drifting in the last %d of %d windows (%s); run with -benchtime=%dx",
+			tailW, d.nw, what, res.Suggest)
+		return
+	}
+	if len(segs) == 1 {
+		res.Class, res.Start = Flat, 0
+		res.Reason = fmt.Sprintf("flat: one level over all %d windows (median %s)", d.nw, fmtNs(last.med, 3))
+		d.shortTail(res, tailW)
 		return
 	}
 	res.Start = d.bound(last.a)
@@ -536,14 +533,14 @@ func (d *detector) classify(segs []seg, res *Result) {
 }
 
 // shortTail sets Suggest and extends Reason when the steady window holds
-// fewer than 2×MinTail windows.
+// fewer than shortTailWindows windows.
 func (d *detector) shortTail(res *Result, tailW int) {
-	if tailW >= 2*d.tail {
+	if tailW >= shortTailWindows {
 		return
 	}
 	res.Suggest = d.suggest()
-	res.Reason += fmt.Sprintf("; the steady window holds only %s (fewer than 2×%d): for a firmer verdict run with -benchtime=%dx",
-		plural(tailW, "window"), d.tail, res.Suggest)
+	res.Reason += fmt.Sprintf("; the steady window holds only %s (fewer than %d): for a firmer verdict run with -benchtime=%dx",
+		plural(tailW, "window"), shortTailWindows, res.Suggest)
 }
 
 // suggest returns the iteration count to ask for: twice the samples, at least
@@ -590,13 +587,20 @@ func diffSigma(v []float64) float64 {
 	for i := range ds {
 		ds[i] = math.Abs(v[i+1] - v[i])
 	}
-	slices.Sort(ds)
-	k := len(ds)
-	med := ds[k/2]
-	if k%2 == 0 {
-		med = (ds[k/2-1] + ds[k/2]) / 2
+	return 1.4826 * medianF(ds) / math.Sqrt2
+}
+
+// medianF returns the median of v, sorting v; 0 when v is empty.
+func medianF(v []float64) float64 {
+	k := len(v)
+	if k == 0 {
+		return 0
 	}
-	return 1.4826 * med / math.Sqrt2
+	slices.Sort(v)
+	if k%2 == 1 {
+		return v[k/2]
+	}
+	return (v[k/2-1] + v[k/2]) / 2
 }
 
 func plural(n int, what string) string {
@@ -606,10 +610,18 @@ func plural(n int, what string) string {
 	return fmt.Sprintf("%d %ss", n, what)
 }
 
-// fmtNs formats ns as a duration with sig significant digits.
+// fmtNs formats ns as a duration rounded to sig significant digits, in the
+// largest unit (s, ms, µs, ns) that keeps the value at least 1 after rounding
+// (999.96 µs prints as 1.00 ms, not 1000 µs).
 func fmtNs(ns float64, sig int) string {
+	if ns == 0 || math.IsNaN(ns) || math.IsInf(ns, 0) {
+		return fmt.Sprintf("%v ns", ns)
+	}
+	a := math.Abs(ns)
+	p := math.Pow(10, math.Floor(math.Log10(a))-float64(sig-1))
+	a = math.Round(a/p) * p
 	unit, div := "ns", 1.0
-	switch a := math.Abs(ns); {
+	switch {
 	case a >= 1e9:
 		unit, div = "s", 1e9
 	case a >= 1e6:
@@ -617,15 +629,9 @@ func fmtNs(ns float64, sig int) string {
 	case a >= 1e3:
 		unit, div = "µs", 1e3
 	}
-	v := ns / div
-	dec := sig - 1
-	if a := math.Abs(v); a >= 100 {
-		dec = sig - 3
-	} else if a >= 10 {
-		dec = sig - 2
-	}
-	dec = max(dec, 0)
-	return strings.TrimSpace(fmt.Sprintf("%.*f %s", dec, v, unit))
+	v := math.Copysign(a/div, ns)
+	dec := max(sig-1-int(math.Floor(math.Log10(a/div))), 0)
+	return fmt.Sprintf("%.*f %s", dec, v, unit)
 }
 
 // pair formats two levels with enough digits (3 to 6 significant) that they

@@ -1,0 +1,425 @@
+package steady
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const ms = 1e6 // ns
+
+// series builds n samples whose level at index i is level(i) ns, with
+// multiplicative log-normal noise of relative spread noise, from seed.
+func series(seed uint64, n int, noise float64, level func(i int) float64) []int64 {
+	r := rand.New(rand.NewPCG(seed, 42))
+	x := make([]int64, n)
+	for i := range x {
+		x[i] = int64(level(i) * math.Exp(noise*r.NormFloat64()))
+	}
+	return x
+}
+
+func constant(v float64) func(int) float64 { return func(int) float64 { return v } }
+
+func step(at int, before, after float64) func(int) float64 {
+	return func(i int) float64 {
+		if i < at {
+			return before
+		}
+		return after
+	}
+}
+
+// seeds is how many seeds each shape is tried with.
+const seeds = 10
+
+// arrow matches "A unit → B unit" in a Reason.
+var arrow = regexp.MustCompile(`([0-9.]+ \S+) → ([0-9.]+ \S+)`)
+
+// checkReason asserts what every Reason must satisfy: non-empty, a
+// -benchtime=<Suggest>x exactly when Suggest is set, and never a change
+// claimed beside two equal numbers.
+func checkReason(t *testing.T, r Result) {
+	t.Helper()
+	require.NotEmpty(t, r.Reason)
+	if r.Suggest > 0 {
+		assert.Contains(t, r.Reason, fmt.Sprintf("-benchtime=%dx", r.Suggest))
+	} else {
+		assert.NotContains(t, r.Reason, "-benchtime")
+	}
+	for _, m := range arrow.FindAllStringSubmatch(r.Reason, -1) {
+		assert.NotEqual(t, m[1], m[2], "a change claimed beside equal numbers: %s", r.Reason)
+	}
+	assert.Contains(t, r.Reason, r.Class.String())
+}
+
+func TestFlat(t *testing.T) {
+	for seed := range uint64(seeds) {
+		x := series(seed, 2000, 0.03, constant(1*ms))
+		r := Detect(x, Params{})
+		require.Equal(t, Flat, r.Class, "seed %d: %s", seed, r.Reason)
+		assert.Equal(t, 0, r.Start)
+		assert.Empty(t, r.Changepoints)
+		require.Len(t, r.Levels, 1)
+		assert.Equal(t, Segment{0, 2000, r.Levels[0].Median}, r.Levels[0])
+		assert.InEpsilon(t, 1*ms, r.Levels[0].Median, 0.01)
+		assert.Zero(t, r.Suggest)
+		assert.Equal(t, "flat: one level over all 62 windows (median "+fmtNs(r.Levels[0].Median, 3)+")", r.Reason)
+		checkReason(t, r)
+	}
+}
+
+// assertChangesNear asserts that there is at least one changepoint and that
+// every one lies within a window (32) of at.
+func assertChangesNear(t *testing.T, cps []int, at int) {
+	t.Helper()
+	require.NotEmpty(t, cps)
+	for _, cp := range cps {
+		assert.InDelta(t, at, cp, 32, "changepoints %v", cps)
+	}
+}
+
+func TestWarmupStep(t *testing.T) {
+	for seed := range uint64(seeds) {
+		x := series(seed, 2000, 0.03, step(300, 2*ms, 1*ms))
+		r := Detect(x, Params{})
+		require.Equal(t, Warmup, r.Class, "seed %d: %s", seed, r.Reason)
+		assert.InDelta(t, 300, r.Start, 32, "seed %d", seed)
+		assert.Zero(t, r.Start%32)
+		assertChangesNear(t, r.Changepoints, 300)
+		assert.Zero(t, r.Suggest)
+		assert.Regexp(t, `^warm-up: median (1\.9\d|2\.\d\d) ms in samples 0–(288|320), faster at (1\.\d\d ms|99\d µs) in the steady window from sample (288|320) of 2000$`, r.Reason)
+		checkReason(t, r)
+	}
+}
+
+func TestWarmupExponential(t *testing.T) {
+	// 2 ms at the start, decaying with a time constant of 300/ln(50) samples
+	// to within 2% of the 1 ms steady level by sample 300.
+	tau := 300 / math.Log(50)
+	for seed := range uint64(seeds) {
+		x := series(seed, 2000, 0.03, func(i int) float64 { return ms * (1 + math.Exp(-float64(i)/tau)) })
+		r := Detect(x, Params{})
+		require.Equal(t, Warmup, r.Class, "seed %d: %s", seed, r.Reason)
+		// A decay has no sharp end: the windows just before 300 are
+		// within the margin too, so the steady window may start up to two
+		// windows either side; what matters is that the transient left in
+		// it is negligible.
+		assert.InDelta(t, 300, r.Start, 64, "seed %d: %v", seed, r.Changepoints)
+		var sum float64
+		for _, v := range x[r.Start:] {
+			sum += float64(v)
+		}
+		mean := sum / float64(len(x)-r.Start)
+		assert.InEpsilon(t, 1*ms*math.Exp(0.03*0.03/2), mean, 0.005, "the steady mean is within 0.5%% of the level's")
+		checkReason(t, r)
+	}
+}
+
+func TestSlowdown(t *testing.T) {
+	for seed := range uint64(seeds) {
+		x := series(seed, 2000, 0.03, step(1200, 1*ms, 1.2*ms))
+		r := Detect(x, Params{})
+		require.Equal(t, Slowdown, r.Class, "seed %d: %s", seed, r.Reason)
+		assert.InDelta(t, 1200, r.Start, 32)
+		assertChangesNear(t, r.Changepoints, 1200)
+		assert.Zero(t, r.Suggest)
+		assert.Regexp(t, `^slowdown: median (1\.\d\d ms|99\d µs) in samples 0–(1184|1216), slower at 1\.[12]\d ms in the steady window from sample (1184|1216) of 2000$`, r.Reason)
+		checkReason(t, r)
+	}
+}
+
+func TestStepNearEnd(t *testing.T) {
+	for seed := range uint64(seeds) {
+		x := series(seed, 2000, 0.03, step(1900, 1*ms, 1.5*ms))
+		r := Detect(x, Params{})
+		require.Equal(t, NoSteadyState, r.Class, "seed %d: %s", seed, r.Reason)
+		assert.Equal(t, -1, r.Start)
+		assert.Greater(t, r.Suggest, len(x))
+		assert.Equal(t, 4000, r.Suggest)
+		require.NotEmpty(t, r.Changepoints)
+		assert.InDelta(t, 1900, r.Changepoints[len(r.Changepoints)-1], 32)
+		assert.Regexp(t, `^no steady state: level still changing in the last [1-4] of 62 windows \(median (1\.\d\d ms|99\d µs) → 1\.[45]\d ms; a steady window needs 13, Params.MinTail\); run with -benchtime=4000x$`, r.Reason)
+		checkReason(t, r)
+	}
+}
+
+func TestDrift(t *testing.T) {
+	for _, end := range []float64{1.5, 1.2} {
+		for seed := range uint64(seeds) {
+			x := series(seed, 2000, 0.03, func(i int) float64 { return ms * (1 + (end-1)*float64(i)/2000) })
+			r := Detect(x, Params{})
+			require.Equal(t, NoSteadyState, r.Class, "end %v seed %d: %s %v", end, seed, r.Reason, r.Levels)
+			assert.Equal(t, -1, r.Start)
+			assert.Equal(t, 4000, r.Suggest)
+			checkReason(t, r)
+		}
+	}
+}
+
+// TestBimodal: every sample is drawn at random from one of two levels (1 ms
+// and 1.5 ms), independently. That is one distribution throughout, so the
+// series is flat; the rank test makes no assumption of unimodality.
+func TestBimodal(t *testing.T) {
+	for _, p := range []float64{0.5, 0.3} {
+		for seed := range uint64(seeds) {
+			r := rand.New(rand.NewPCG(seed, 7))
+			x := series(seed, 2000, 0.02, func(int) float64 {
+				if r.Float64() < p {
+					return 1.5 * ms
+				}
+				return 1 * ms
+			})
+			res := Detect(x, Params{})
+			require.Equal(t, Flat, res.Class, "p %v seed %d: %s", p, seed, res.Reason)
+			assert.Equal(t, 0, res.Start)
+			checkReason(t, res)
+		}
+	}
+}
+
+func TestHeavyTails(t *testing.T) {
+	t.Run("1% of samples x10", func(t *testing.T) {
+		for seed := range uint64(seeds) {
+			r := rand.New(rand.NewPCG(seed, 9))
+			x := series(seed, 2000, 0.03, func(int) float64 {
+				if r.Float64() < 0.01 {
+					return 10 * ms
+				}
+				return 1 * ms
+			})
+			res := Detect(x, Params{})
+			require.Equal(t, Flat, res.Class, "seed %d: %s", seed, res.Reason)
+			checkReason(t, res)
+		}
+	})
+	t.Run("Pareto", func(t *testing.T) {
+		for seed := range uint64(seeds) {
+			r := rand.New(rand.NewPCG(seed, 11))
+			x := make([]int64, 2000)
+			for i := range x {
+				// Pareto with shape 1.2 and scale 1 ms: infinite variance.
+				x[i] = int64(ms / math.Pow(1-r.Float64(), 1/1.2))
+			}
+			res := Detect(x, Params{})
+			require.Equal(t, Flat, res.Class, "seed %d: %s", seed, res.Reason)
+			checkReason(t, res)
+		}
+	})
+	t.Run("outliers do not hide a warm-up", func(t *testing.T) {
+		r := rand.New(rand.NewPCG(3, 9))
+		x := series(3, 2000, 0.03, func(i int) float64 {
+			if r.Float64() < 0.01 {
+				return 10 * ms
+			}
+			return step(300, 2*ms, 1*ms)(i)
+		})
+		res := Detect(x, Params{})
+		require.Equal(t, Warmup, res.Class, res.Reason)
+		assert.InDelta(t, 300, res.Start, 32)
+	})
+}
+
+func TestTooShort(t *testing.T) {
+	for _, n := range []int{0, 1, 20, 63} {
+		x := series(1, n, 0.03, constant(1*ms))
+		r := Detect(x, Params{})
+		require.Equal(t, NoSteadyState, r.Class)
+		assert.Equal(t, -1, r.Start)
+		assert.Equal(t, 640, r.Suggest, "20 windows of 32")
+		assert.Empty(t, r.Levels)
+		wholes := "0 whole windows"
+		if n >= 32 {
+			wholes = "1 whole window"
+		}
+		assert.Equal(t, fmt.Sprintf("no steady state: %d samples make %s of 32 (Config.Window); at least 2 are needed: run with -benchtime=640x", n, wholes), r.Reason)
+		checkReason(t, r)
+	}
+	r := Detect(make([]int64, 150), Params{Window: 100})
+	assert.Equal(t, NoSteadyState, r.Class)
+	assert.Equal(t, 2000, r.Suggest, "20 windows of 100 is more than twice 150")
+}
+
+func TestShortTailSuggests(t *testing.T) {
+	// 2 ms for 8 windows, then 1 ms for 5 windows: a warm-up with a steady
+	// window of 5 windows, fewer than 2×MinTail (4).
+	x := series(5, 13*32, 0.02, step(8*32, 2*ms, 1*ms))
+	r := Detect(x, Params{})
+	require.Equal(t, Warmup, r.Class, r.Reason)
+	assert.Equal(t, 8*32, r.Start)
+	assert.Equal(t, 840, r.Suggest, "twice 416, rounded up to two digits")
+	assert.Contains(t, r.Reason, "; the steady window holds only 5 windows (fewer than 8): for a firmer verdict run with -benchtime=840x")
+	checkReason(t, r)
+}
+
+func TestEqualLevelsAreNotAChange(t *testing.T) {
+	// A 1% step is below the 2% tolerance: one level.
+	x := series(2, 2000, 0.01, step(1000, 1*ms, 1.01*ms))
+	r := Detect(x, Params{})
+	assert.Equal(t, Flat, r.Class, r.Reason)
+	// With a 0.5% tolerance the same step is a slowdown.
+	r = Detect(x, Params{Tolerance: 0.005})
+	assert.Equal(t, Slowdown, r.Class, r.Reason)
+	assert.InDelta(t, 1000, r.Start, 32)
+	checkReason(t, r)
+}
+
+func TestMinTail(t *testing.T) {
+	// The level rises at sample 1728 (window 54): the last 8 of 62 windows.
+	x := series(4, 2000, 0.03, step(1728, 1*ms, 1.5*ms))
+	r := Detect(x, Params{})
+	assert.Equal(t, NoSteadyState, r.Class, "a tail of 8 windows is shorter than the default MinTail ⌈62/5⌉")
+	assert.Contains(t, r.Reason, "in the last 8 of 62 windows")
+	assert.Contains(t, r.Reason, "a steady window needs 13, Params.MinTail")
+	checkReason(t, r)
+	r = Detect(x, Params{MinTail: 8})
+	assert.Equal(t, Slowdown, r.Class, r.Reason)
+	assert.Equal(t, 1728, r.Start)
+	checkReason(t, r)
+}
+
+func TestRemainderJoinsLastWindow(t *testing.T) {
+	x := series(6, 2000+31, 0.03, constant(1*ms))
+	r := Detect(x, Params{})
+	require.Equal(t, Flat, r.Class)
+	assert.Equal(t, 2031, r.Levels[0].End)
+}
+
+func TestDeterministic(t *testing.T) {
+	x := series(8, 3000, 0.05, func(i int) float64 { return ms * (1 + 0.5*math.Exp(-float64(i)/200)) })
+	in := append([]int64(nil), x...)
+	assert.Equal(t, Detect(x, Params{}), Detect(x, Params{}))
+	assert.Equal(t, in, x, "Detect must not modify samples")
+}
+
+func TestValidate(t *testing.T) {
+	for _, c := range []struct {
+		p    Params
+		want string
+	}{
+		{Params{Window: 3}, "steady: Config.Window is 3; it must be 0 (meaning 32) or at least 4"},
+		{Params{Window: -1}, "steady: Config.Window is -1; it must be 0 (meaning 32) or at least 4"},
+		{Params{Tolerance: 1}, "steady: Params.Tolerance is 1; it must be in [0, 1) (0 means 0.02)"},
+		{Params{Tolerance: -0.1}, "steady: Params.Tolerance is -0.1; it must be in [0, 1) (0 means 0.02)"},
+		{Params{Alpha: 1.5}, "steady: Params.Alpha is 1.5; it must be in (0, 1) (0 means 0.001)"},
+		{Params{MinTail: -2}, "steady: Params.MinTail is -2; it must be 0 (meaning max(4, windows/5)) or at least 1"},
+	} {
+		require.EqualError(t, c.p.Validate(), c.want)
+		r := Detect(make([]int64, 1000), c.p)
+		assert.Equal(t, Result{Class: NoSteadyState, Start: -1, Reason: c.want}, r)
+	}
+	assert.NoError(t, Params{Window: 4, Tolerance: 0.5, Alpha: 0.05, MinTail: 1}.Validate())
+}
+
+func TestClassString(t *testing.T) {
+	assert.Equal(t, "flat", Flat.String())
+	assert.Equal(t, "warm-up", Warmup.String())
+	assert.Equal(t, "slowdown", Slowdown.String())
+	assert.Equal(t, "no steady state", NoSteadyState.String())
+	assert.Equal(t, "Class(9)", Class(9).String())
+}
+
+func TestFormatting(t *testing.T) {
+	assert.Equal(t, "812 ns", fmtNs(812, 3))
+	assert.Equal(t, "250 µs", fmtNs(250e3, 3))
+	assert.Equal(t, "1.42 ms", fmtNs(1.42e6, 3))
+	assert.Equal(t, "14.2 ms", fmtNs(14.2e6, 3))
+	assert.Equal(t, "2.00 s", fmtNs(2e9, 3))
+
+	a, b, same := pair(1.000e6, 1.001e6)
+	assert.Equal(t, []any{"1.000 ms", "1.001 ms", false}, []any{a, b, same})
+	a, b, same = pair(1.42e6, 1.17e6)
+	assert.Equal(t, []any{"1.42 ms", "1.17 ms", false}, []any{a, b, same})
+	_, _, same = pair(1e6, 1e6+0.1)
+	assert.True(t, same, "differ only past 6 digits")
+
+	for n, want := range map[int]int{64: 64, 640: 640, 641: 650, 1234: 1300, 4000: 4000, 99999: 100000} {
+		assert.Equal(t, want, roundUp2(n), "roundUp2(%d)", n)
+	}
+}
+
+func TestUnchangedMedianIsNotCalledAChange(t *testing.T) {
+	// The last 2 windows keep the median but change the spread: the
+	// reason must not print "A → A".
+	x := make([]int64, 40*32)
+	r := rand.New(rand.NewPCG(1, 1))
+	for i := range x {
+		spread := int64(10)
+		if i >= 38*32 {
+			spread = 300_000
+		}
+		x[i] = 1_000_000 + r.Int64N(2*spread+1) - spread
+	}
+	res := Detect(x, Params{Tolerance: 1e-9})
+	checkReason(t, res)
+}
+
+func FuzzDetect(f *testing.F) {
+	f.Add([]byte{}, uint8(0))
+	f.Add(make([]byte, 8*100), uint8(4))
+	f.Add([]byte(strings.Repeat("gapbench", 300)), uint8(32))
+	f.Fuzz(func(t *testing.T, raw []byte, w uint8) {
+		x := make([]int64, len(raw)/8)
+		for i := range x {
+			x[i] = int64(binary.LittleEndian.Uint64(raw[8*i:]))
+		}
+		p := Params{Window: int(w)}
+		if p.Window != 0 && p.Window < 4 {
+			p.Window += 4
+		}
+		r := Detect(x, p)
+		win := p.Window
+		if win == 0 {
+			win = DefaultWindow
+		}
+		if r.Class == NoSteadyState {
+			require.Equal(t, -1, r.Start)
+			require.Positive(t, r.Suggest)
+		} else {
+			require.GreaterOrEqual(t, r.Start, 0)
+			require.Less(t, r.Start, len(x))
+			require.Zero(t, r.Start%win)
+			require.Equal(t, r.Levels[len(r.Levels)-1].Start, r.Start)
+		}
+		if len(r.Levels) > 0 {
+			require.Equal(t, 0, r.Levels[0].Start)
+			require.Equal(t, len(x), r.Levels[len(r.Levels)-1].End)
+			require.Len(t, r.Changepoints, len(r.Levels)-1)
+			for i, cp := range r.Changepoints {
+				require.Equal(t, cp, r.Levels[i+1].Start)
+				require.Equal(t, cp, r.Levels[i].End)
+				require.Zero(t, cp%win)
+			}
+		}
+		require.NotEmpty(t, r.Reason)
+		for _, m := range arrow.FindAllStringSubmatch(r.Reason, -1) {
+			require.NotEqual(t, m[1], m[2], r.Reason)
+		}
+	})
+}
+
+func BenchmarkDetect100k(b *testing.B) {
+	shapes := map[string]func(int) float64{
+		"flat":    constant(1 * ms),
+		"warm-up": step(10_000, 2*ms, 1*ms),
+		"drift":   func(i int) float64 { return ms * (1 + float64(i)/100_000) },
+	}
+	for _, name := range []string{"flat", "warm-up", "drift"} {
+		x := series(1, 100_000, 0.05, shapes[name])
+		b.Run(name, func(b *testing.B) {
+			var r Result
+			for b.Loop() {
+				r = Detect(x, Params{})
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(x)), "ns/sample")
+			b.Logf("%s: %s", name, r.Reason)
+		})
+	}
+}
