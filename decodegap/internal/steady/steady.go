@@ -202,18 +202,18 @@ func Detect(samples []int64, p Params) Result {
 
 // detector holds one Detect call's state and scratch space.
 type detector struct {
-	x      []int64
-	w      int // window, samples
-	nw     int // whole windows; the last absorbs the remainder
-	tol    float64
-	alpha  float64
-	tail   int       // MinTail, windows
-	sigma  float64   // window-to-window noise of window medians, ns
-	wmed   []float64 // window medians, ns
-	pairs  []valIdx  // scratch for ranking
-	ranks  []float64 // scratch: midranks by position
-	scr    []int64   // scratch for medians
-	rhos   map[[2]int]float64 // Spearman's rho of segments [a, b), by windows
+	x     []int64
+	w     int // window, samples
+	nw    int // whole windows; the last absorbs the remainder
+	tol   float64
+	alpha float64
+	tail  int                // MinTail, windows
+	sigma float64            // window-to-window noise of window medians, ns
+	wmed  []float64          // window medians, ns
+	pairs []valIdx           // scratch for ranking
+	ranks []float64          // scratch: midranks by position
+	scr   []int64            // scratch for medians
+	rhos  map[[2]int]float64 // Spearman's rho of segments [a, b), by windows
 }
 
 type valIdx struct {
