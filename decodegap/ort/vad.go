@@ -130,10 +130,22 @@ func OpenVAD(cfg VADConfig) (*VAD, error) {
 // Next runs one step and returns its speech probability, in [0, 1]. It does
 // not allocate (except to build an error).
 func (v *VAD) Next() (float32, error) {
-	copy(v.input, v.audio[v.pos:v.pos+VADFrameSamples])
+	v.feed()
 	if err := v.sess.Run(); err != nil {
 		return 0, fmt.Errorf("running Silero VAD step %d: %w", v.frames, err)
 	}
+	return v.collect(), nil
+}
+
+// feed copies the next frame into the input tensor: the adapter's work
+// before Run.
+func (v *VAD) feed() {
+	copy(v.input, v.audio[v.pos:v.pos+VADFrameSamples])
+}
+
+// collect advances the clip, carries stateN into the state input and
+// returns the probability: the adapter's work after Run.
+func (v *VAD) collect() float32 {
 	v.pos += VADFrameSamples
 	if v.pos == len(v.audio) {
 		v.pos = 0
@@ -141,7 +153,7 @@ func (v *VAD) Next() (float32, error) {
 	copy(v.state, v.stateN)
 	v.frames++
 	v.last = v.prob[0]
-	return v.last, nil
+	return v.last
 }
 
 // Step runs one step; Prob returns its speech probability. Its signature

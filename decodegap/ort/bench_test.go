@@ -1,0 +1,106 @@
+package ort
+
+import (
+	"testing"
+	"time"
+)
+
+// warm runs a few steps so that ONNX Runtime's first-run allocations fall
+// outside the timed loop.
+func warm(b *testing.B, v *VAD) {
+	for range 20 {
+		if err := v.Step(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkAdapter checks the adapter's speed target: VAD.Step adds at most
+// 2 µs per step over calling AdvancedSession.Run directly on the same
+// tensors, with 0 allocs. Run it as
+//
+//	go test -run '^$' -bench Adapter -benchtime=3000x -count 3 ./decodegap/ort/
+//
+//   - direct and step time whole steps (about 130–250 µs here) in separate
+//     loops, one after the other;
+//   - interleaved alternates the two within each iteration, so drift and
+//     co-tenant load hit both alike, and reports direct-ns/op, step-ns/op
+//     and step/direct (its ns/op is the pair);
+//   - adapter-only times exactly the work Step adds around Run (the frame
+//     copy in, the state copy back, the probability read): the overhead
+//     itself, which whole-step timings cannot resolve at 2 µs in 200.
+func BenchmarkAdapter(b *testing.B) {
+	v := openVAD(b, VADConfig{Options: Options{IntraOpThreads: 1}})
+	raw := v.sess.sess
+	warm(b, v)
+	b.Run("direct", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if err := raw.Run(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("step", func(b *testing.B) {
+		step := v.Step
+		b.ReportAllocs()
+		for b.Loop() {
+			if err := step(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("interleaved", func(b *testing.B) {
+		// raw.Run only writes the outputs, which the next Step overwrites
+		// before reading: the Step sequence is the same as without it.
+		step := v.Step
+		var direct, stepped time.Duration
+		b.ReportAllocs()
+		for b.Loop() {
+			t0 := time.Now()
+			if err := raw.Run(); err != nil {
+				b.Fatal(err)
+			}
+			t1 := time.Now()
+			if err := step(); err != nil {
+				b.Fatal(err)
+			}
+			t2 := time.Now()
+			direct += t1.Sub(t0)
+			stepped += t2.Sub(t1)
+		}
+		b.ReportMetric(float64(direct.Nanoseconds())/float64(b.N), "direct-ns/op")
+		b.ReportMetric(float64(stepped.Nanoseconds())/float64(b.N), "step-ns/op")
+		b.ReportMetric(float64(stepped)/float64(direct), "step/direct")
+	})
+	b.Run("adapter-only", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			v.feed()
+			v.collect()
+		}
+	})
+}
+
+// BenchmarkStepOptions times back-to-back steps (no gap) for 1 and 2
+// intra-op threads, spinning on and off: latency only, no verdict (gaps and
+// verdicts are decodegap's).
+func BenchmarkStepOptions(b *testing.B) {
+	for _, o := range []Options{
+		{IntraOpThreads: 1, Spinning: SpinOn},
+		{IntraOpThreads: 1, Spinning: SpinOff},
+		{IntraOpThreads: 2, Spinning: SpinOn},
+		{IntraOpThreads: 2, Spinning: SpinOff},
+	} {
+		b.Run(o.String(), func(b *testing.B) {
+			v := openVAD(b, VADConfig{Options: o})
+			warm(b, v)
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := v.Step(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
