@@ -19,16 +19,18 @@ func warm(b *testing.B, v *VAD) {
 // 2 µs per step over calling AdvancedSession.Run directly on the same
 // tensors, with 0 allocs. Run it as
 //
-//		go test -run '^$' -bench Adapter -benchtime=3000x -count 3 ./decodegap/ort/
+//	go test -run '^$' -bench Adapter -benchtime=3000x -count 3 ./decodegap/ort/
 //
-//	  - direct and step time whole steps (about 130–250 µs here) in separate
-//	    loops, one after the other;
-//	  - interleaved alternates the two within each iteration, so drift and
-//	    co-tenant load hit both alike, and reports direct-ns/op, step-ns/op
-//	    and step/direct (its ns/op is the pair);
-//	  - adapter-only times exactly the work Step adds around Run (the frame
-//	    copy in, the state copy back, the probability read): the overhead
-//	    itself, which whole-step timings cannot resolve at 2 µs in 200.
+// Its sub-benchmarks:
+//
+//   - direct and step time whole steps (about 120–250 µs here) in separate
+//     loops, one after the other;
+//   - interleaved alternates the two within each iteration, so drift and
+//     co-tenant load hit both alike, and reports direct-ns/op, step-ns/op
+//     and step/direct (its ns/op is the pair);
+//   - adapter-only times exactly the work Step adds around Run (the frame
+//     copy in, the state copy back, the probability read): the overhead
+//     itself, which whole-step timings cannot resolve at 2 µs in 200.
 func BenchmarkAdapter(b *testing.B) {
 	v := openVAD(b, VADConfig{Options: Options{IntraOpThreads: 1}})
 	raw := v.sess.sess
