@@ -10,6 +10,11 @@ import (
 // its OS thread; an error stops the benchmark (b.Fatalf names the iteration).
 type Step func() error
 
+// Opener opens a fresh, independent instance of a step: its own state and
+// resources. close releases them; it may be nil when there is nothing to
+// release. Config.Null and Compare's arms use it.
+type Opener func() (step Step, close func() error, err error)
+
 // GapKind is how Run spends the idle gap between two steps.
 type GapKind int
 
@@ -117,6 +122,15 @@ type Config struct {
 	// it must be at least 4, and b.N must hold at least 2 windows for a
 	// steady state to be found at all.
 	Window int
+	// Null, when set, opens a second, independent instance of the step (its
+	// own state, its own thread pool): the null arm. Run then alternates the
+	// recorded iterations between the step and the null instance a window
+	// at a time (A A' A' A ...), reports the step's figures from its own
+	// iterations, and adds null-ratio: the null instance's steady mean over
+	// the step's. Over -count runs, null-ratio is the spread an A/B ratio
+	// must exceed to be more than noise. Run closes the instance before it
+	// returns.
+	Null Opener
 	// RequireSteady fails the benchmark when no steady state was observed,
 	// instead of reporting the transient with a warning.
 	RequireSteady bool

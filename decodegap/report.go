@@ -38,6 +38,14 @@ type report struct {
 
 	// counters is the process counters over the span they cover.
 	counters counterSpan
+
+	// null is whether a null instance ran (Config.Null); nullRatio is its
+	// steady mean over the step's, nullSteady whether it reached a steady
+	// state of its own.
+	null       bool
+	nullRatio  float64
+	nullSteady bool
+	nullReason string
 }
 
 // counterSpan is the process counters between two snapshots.
@@ -65,26 +73,42 @@ func (c *counterSpan) iters() int { return c.to - c.from }
 func (r *runner) analyze() *report {
 	rec := r.rec
 	rep := &report{
-		n: r.n, stride: rec.stride, window: r.window,
+		n: rec.count, stride: rec.stride, window: r.window,
 		requireSteady: r.cfg.RequireSteady,
 		gapKind:       r.cfg.Gap.Kind, gapShape: r.cfg.Gap.Shape, gapSpin: r.waiter.Spin(),
 	}
-	rep.st = steady.Detect(rec.lat, steady.Params{Window: r.window})
-	k0 := 0
-	if rep.st.Class != steady.NoSteadyState && rep.st.Start >= 0 {
-		rep.reached = true
-		k0 = rep.st.Start
-	}
-	rep.from = k0 * rec.stride
-	lat := rec.lat[k0:]
-	gaps := rec.gap[k0:]
+	var lat, gaps []int64
+	rep.st, rep.reached, rep.from, lat, gaps = steadyWindow(rec, r.window)
 	rep.mean, rep.p50, rep.p90, rep.p99 = summarize(lat)
 	rep.gapMean, rep.gapP50, _, _ = summarize(gaps)
 	if r.n > 0 {
 		rep.gapReq = float64(r.requested) / float64(r.n)
 	}
-	rep.counters = r.span(rep.from)
+	spanFrom := rep.from
+	if r.nullRec != nil {
+		rep.null = true
+		st, ok, _, nullLat, _ := steadyWindow(r.nullRec, r.window)
+		rep.nullSteady, rep.nullReason = ok, st.Reason
+		nullMean, _, _, _ := summarize(nullLat)
+		rep.nullRatio = nullMean / rep.mean
+		// The step's k-th iteration ran near iteration 2k of the whole run.
+		spanFrom = 2 * rep.from
+	}
+	rep.counters = r.span(spanFrom)
 	return rep
+}
+
+// steadyWindow runs the detector on rec and returns its result, whether a
+// steady state was reached, the first iteration reported, and the kept
+// latencies and gaps from there on (the whole record when not reached).
+func steadyWindow(rec *record, window int) (st steady.Result, reached bool, from int, lat, gaps []int64) {
+	st = steady.Detect(rec.lat, steady.Params{Window: window})
+	k0 := 0
+	if st.Class != steady.NoSteadyState && st.Start >= 0 {
+		reached = true
+		k0 = st.Start
+	}
+	return st, reached, k0 * rec.stride, rec.lat[k0:], rec.gap[k0:]
 }
 
 // summarize returns the mean and the 50th, 90th and 99th percentiles of xs
@@ -198,6 +222,9 @@ func (rep *report) metrics() []metric {
 		{rep.gapMean, "gap-ns/op"},
 		{rep.gapP50, "gap-p50-ns/op"},
 	}
+	if rep.null {
+		ms = append(ms, metric{rep.nullRatio, "null-ratio"})
+	}
 	c := &rep.counters
 	if c.ok && c.iters() > 0 && c.wallNs > 0 {
 		n := float64(c.iters())
@@ -223,6 +250,9 @@ func (rep *report) logLines() []string {
 	if g := rep.gapLine(); g != "" {
 		ls = append(ls, g)
 	}
+	if rep.null {
+		ls = append(ls, rep.nullLine())
+	}
 	ls = append(ls, rep.counterLines()...)
 	return ls
 }
@@ -243,6 +273,16 @@ func (rep *report) steadyLine() string {
 		return fmt.Sprintf("steady state: %s; steady from iteration %d of %d, the first %d left out (%s)",
 			rep.st.Class, rep.from, rep.n, rep.from, rep.st.Reason)
 	}
+}
+
+// nullLine reports the null instance's ratio, and warns when the null
+// instance never settled (its ratio then compares a transient).
+func (rep *report) nullLine() string {
+	s := fmt.Sprintf("null: a second instance (Config.Null) ran alternate windows; its steady mean / this one's = %.4f", rep.nullRatio)
+	if !rep.nullSteady {
+		s += "; the null instance reached no steady state (" + rep.nullReason + "), so the ratio compares transients"
+	}
+	return s
 }
 
 // strideNote says when percentiles come from a thinned record.

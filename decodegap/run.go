@@ -47,8 +47,26 @@ func Run(b *testing.B, cfg Config, step Step) {
 	}
 	defer r.waiter.End()
 
+	var null Step
+	if cfg.Null != nil {
+		st, closeNull, err := cfg.Null()
+		if err != nil {
+			b.Fatalf("decodegap.Run: opening the null instance (Config.Null): %v", err)
+		}
+		if closeNull != nil {
+			defer func() {
+				if err := closeNull(); err != nil {
+					b.Errorf("decodegap.Run: closing the null instance (Config.Null): %v", err)
+				}
+			}()
+		}
+		null = st
+		r.nullRec = newRecord(n/2 + r.window)
+		r.rec = newRecord(n/2 + r.window)
+	}
+
 	b.ResetTimer()
-	if i, err := r.loop(step); err != nil {
+	if i, err := r.loop(step, null); err != nil {
 		b.Fatalf("decodegap.Run: step failed at %s: %v", r.iterName(i), err)
 	}
 	b.StopTimer()
@@ -64,8 +82,10 @@ type runner struct {
 	window int
 	seq    *gap.Sequence
 	waiter *gap.Waiter
-	rec    *record
-	cr     *counterReader
+	// rec records the step's iterations; nullRec, when Config.Null is set,
+	// those of the null instance, which take alternate windows (see loop).
+	rec, nullRec *record
+	cr           *counterReader
 	// snaps are the counter snapshots taken at window boundaries, in order;
 	// the first is at iteration 0 of the recorded ones, the last at n.
 	snaps []snapshot
@@ -104,34 +124,78 @@ func (r *runner) iterName(i int) string {
 
 // loop runs the warm-up and the recorded iterations. It returns the index of
 // a failed iteration (counted from the first warm-up iteration) and its error.
-func (r *runner) loop(step Step) (int, error) {
+//
+// With a null instance, the recorded iterations alternate between step and
+// null a window at a time in the order A A' A' A, A A' A' A, ... (so that a
+// linear drift weighs on both equally), and each instance's latencies go to
+// its own record; the warm-up runs both the same way.
+func (r *runner) loop(step, null Step) (int, error) {
 	warm := r.cfg.Warmup
-	total := warm + r.n
+	noGap := r.cfg.Gap.Shape == GapConstant && r.cfg.Gap.Mean == 0
 	prevEnd := gap.Now()
-	for i := 0; i < total; i++ {
-		j := i - warm
-		if j >= 0 && j%r.window == 0 {
-			r.boundary(j, j == 0)
+	cur := step
+	for i := 0; i < warm; i++ {
+		if null != nil && nullBlock(i/r.window) {
+			cur = null
+		} else {
+			cur = step
 		}
-		req := r.seq.Next()
-		if req > 0 {
-			r.waiter.WaitUntil(prevEnd + int64(req))
+		if !noGap {
+			r.waiter.WaitUntil(prevEnd + int64(r.seq.Next()))
 		}
-		start := gap.Now()
-		err := step()
-		end := gap.Now()
+		err := cur()
+		prevEnd = gap.Now()
 		if err != nil {
 			return i, err
 		}
-		if j >= 0 {
-			r.rec.add(j, end-start, start-prevEnd)
-			r.requested += int64(req)
+	}
+	// untilBoundary counts down the steps left in the current window.
+	untilBoundary, block := 0, -1
+	rec, k := r.rec, 0 // the record in use and its own iteration index
+	var kA, kB int     // iterations recorded so far by step and by null
+	cur = step
+	for j := 0; j < r.n; j++ {
+		if untilBoundary == 0 {
+			r.boundary(j, j == 0)
+			untilBoundary = r.window
+			if null != nil {
+				if rec == r.rec {
+					kA = k
+				} else {
+					kB = k
+				}
+				block++
+				if nullBlock(block) {
+					cur, rec, k = null, r.nullRec, kB
+				} else {
+					cur, rec, k = step, r.rec, kA
+				}
+			}
 		}
+		untilBoundary--
+		var req int64
+		if !noGap {
+			req = int64(r.seq.Next())
+			r.waiter.WaitUntil(prevEnd + req)
+		}
+		start := gap.Now()
+		err := cur()
+		end := gap.Now()
+		if err != nil {
+			return warm + j, err
+		}
+		rec.add(k, end-start, start-prevEnd)
+		k++
+		r.requested += req
 		prevEnd = end
 	}
 	r.boundary(r.n, true)
 	return 0, nil
 }
+
+// nullBlock reports whether window block k belongs to the null instance:
+// blocks go A A' A' A, A A' A' A, ...
+func nullBlock(k int) bool { return k%4 == 1 || k%4 == 2 }
 
 // boundary takes a counter snapshot at a window boundary after j recorded
 // iterations, unless the rate limit says it is too soon; force overrides it.

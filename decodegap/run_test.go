@@ -35,6 +35,10 @@ func BenchmarkChild(b *testing.B) {
 			}
 			return nil
 		})
+	case "null":
+		Run(b, Config{Window: 8, Null: func() (Step, func() error, error) {
+			return func() error { return nil }, func() error { b.Log("null instance closed"); return nil }, nil
+		}}, func() error { return nil })
 	case "badconfig":
 		Run(b, Config{Gap: Gap{Jitter: 2}}, func() error { return nil })
 	case "require":

@@ -23,6 +23,8 @@ type record struct {
 	mask int
 	// sumLat and sumGap sum every recorded iteration, kept or not (ns).
 	sumLat, sumGap int64
+	// count is the number of iterations recorded, kept or not.
+	count int
 }
 
 // newRecord returns a record for n iterations, allocating its buffers once.
@@ -42,6 +44,7 @@ func newRecord(n int) *record {
 func (r *record) add(i int, lat, gap int64) {
 	r.sumLat += lat
 	r.sumGap += gap
+	r.count++
 	if i&r.mask != 0 {
 		return
 	}
