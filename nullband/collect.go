@@ -1,0 +1,118 @@
+package nullband
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+
+	"golang.org/x/perf/benchfmt"
+)
+
+// Set is one benchmark's values in one unit for one candidate arm, arranged
+// for Judge.
+type Set struct {
+	// Benchmark is the benchmark's full name without "Benchmark"
+	// (benchfmt.Name.Full), e.g. "Step-2".
+	Benchmark string
+	// Unit is the tidied unit (benchfmt turns ns/op into sec/op).
+	Unit string
+	// Candidate is the candidate arm's name.
+	Candidate string
+	// Samples holds one value per round for the base, the candidate and
+	// the null arm, NaN where a round lacks one; Samples.Round labels
+	// them with the KeyRound values, ascending.
+	Samples Samples
+}
+
+// Collect arranges results that carry the KeyArm and KeyRound file keys (as
+// a Runner writes them, read back with a benchfmt.Reader) into one Set per
+// benchmark, unit and candidate arm: every arm that is neither base nor
+// null. The order is that of first appearance. Results without both keys
+// are skipped. Only units in units are kept; nil keeps all.
+//
+// It is an error for base or null to be missing from the results, and for a
+// round to hold two results of one arm for one benchmark (a run with
+// -test.count above 1).
+func Collect(results []*benchfmt.Result, base, null string, units []string) ([]Set, error) {
+	type key struct {
+		bench, unit, arm string
+		round            int
+	}
+	vals := map[key]float64{}
+	var benches, unitOrder, arms []string
+	var rounds []int
+	seenArm := map[string]bool{}
+	for _, res := range results {
+		arm, rs := res.GetConfig(KeyArm), res.GetConfig(KeyRound)
+		if arm == "" || rs == "" {
+			continue
+		}
+		round, err := strconv.Atoi(rs)
+		if err != nil {
+			f, line := res.Pos()
+			return nil, fmt.Errorf("%s:%d: round: %q is not a round number", f, line, rs)
+		}
+		bench := string(res.Name.Full())
+		if !slices.Contains(benches, bench) {
+			benches = append(benches, bench)
+		}
+		if !slices.Contains(rounds, round) {
+			rounds = append(rounds, round)
+		}
+		if !seenArm[arm] {
+			seenArm[arm] = true
+			arms = append(arms, arm)
+		}
+		for _, v := range res.Values {
+			if units != nil && !slices.Contains(units, v.Unit) {
+				continue
+			}
+			if !slices.Contains(unitOrder, v.Unit) {
+				unitOrder = append(unitOrder, v.Unit)
+			}
+			k := key{bench, v.Unit, arm, round}
+			if _, dup := vals[k]; dup {
+				f, line := res.Pos()
+				return nil, fmt.Errorf("%s:%d: round %d has two %s results of Benchmark%s for arm %s: run each arm once per round (-test.count=1)", f, line, round, v.Unit, bench, arm)
+			}
+			vals[k] = v.Value
+		}
+	}
+	for _, need := range []string{base, null} {
+		if !seenArm[need] {
+			return nil, fmt.Errorf("no results for arm %q (arms seen: %v): the base and null arms must both be in the input", need, arms)
+		}
+	}
+	slices.Sort(rounds)
+	var sets []Set
+	for _, b := range benches {
+		for _, u := range unitOrder {
+			for _, c := range arms {
+				if c == base || c == null {
+					continue
+				}
+				s := Set{Benchmark: b, Unit: u, Candidate: c}
+				found := false
+				for _, r := range rounds {
+					get := func(arm string) float64 {
+						v, ok := vals[key{b, u, arm, r}]
+						if !ok {
+							return math.NaN()
+						}
+						found = found || arm == c
+						return v
+					}
+					s.Samples.Round = append(s.Samples.Round, r)
+					s.Samples.Base = append(s.Samples.Base, get(base))
+					s.Samples.Candidate = append(s.Samples.Candidate, get(c))
+					s.Samples.Null = append(s.Samples.Null, get(null))
+				}
+				if found {
+					sets = append(sets, s)
+				}
+			}
+		}
+	}
+	return sets, nil
+}

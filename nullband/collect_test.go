@@ -1,0 +1,111 @@
+package nullband
+
+import (
+	"bytes"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const collectInput = `goos: linux
+pkg: example.com/x
+arm: old
+round: 1
+screen: clean
+BenchmarkA-2 100 1000 ns/op 10 B/op
+BenchmarkB-2 100 2000 ns/op
+arm: new
+BenchmarkA-2 100 1100 ns/op 11 B/op
+arm: null
+BenchmarkA-2 100 1010 ns/op 10 B/op
+BenchmarkB-2 100 2020 ns/op
+arm: old
+round: 2
+BenchmarkA-2 100 990 ns/op 10 B/op
+BenchmarkB-2 100 1990 ns/op
+arm: null
+BenchmarkA-2 100 995 ns/op 10 B/op
+arm: new
+BenchmarkA-2 100 1090 ns/op 11 B/op
+BenchmarkB-2 100 2190 ns/op
+arm: other
+BenchmarkA-2 100 500 ns/op 5 B/op
+round:
+arm:
+BenchmarkUnlabelled-2 100 1 ns/op
+`
+
+func TestCollect(t *testing.T) {
+	res := readAll(t, []byte(collectInput))
+	sets, err := Collect(res, "old", "null", nil)
+	require.NoError(t, err)
+	var got []string
+	for _, s := range sets {
+		got = append(got, s.Benchmark+" "+s.Unit+" "+s.Candidate)
+	}
+	assert.Equal(t, []string{"A-2 sec/op new", "A-2 sec/op other", "A-2 B/op new", "A-2 B/op other", "B-2 sec/op new"}, got)
+	a := sets[0].Samples
+	assert.Equal(t, []int{1, 2}, a.Round)
+	assert.InDeltaSlice(t, []float64{1000e-9, 990e-9}, a.Base, 1e-18)
+	assert.InDeltaSlice(t, []float64{1100e-9, 1090e-9}, a.Candidate, 1e-18)
+	assert.InDeltaSlice(t, []float64{1010e-9, 995e-9}, a.Null, 1e-18)
+	other := sets[1].Samples
+	assert.True(t, math.IsNaN(other.Candidate[0]), "arm other did not run in round 1")
+	b := sets[4].Samples
+	assert.True(t, math.IsNaN(b.Candidate[0]))
+	assert.True(t, math.IsNaN(b.Null[1]))
+
+	only, err := Collect(res, "old", "null", []string{"B/op"})
+	require.NoError(t, err)
+	require.Len(t, only, 2)
+	assert.Equal(t, "B/op", only[0].Unit)
+}
+
+func TestCollectErrors(t *testing.T) {
+	res := readAll(t, []byte(collectInput))
+	_, err := Collect(res, "old", "nul", nil)
+	assert.EqualError(t, err, `no results for arm "nul" (arms seen: [old new null other]): the base and null arms must both be in the input`)
+
+	dup := strings.Replace(collectInput, "arm: other\n", "arm: new\n", 1)
+	_, err = Collect(readAll(t, []byte(dup)), "old", "null", nil)
+	assert.EqualError(t, err, "out.txt:23: round 2 has two sec/op results of BenchmarkA-2 for arm new: run each arm once per round (-test.count=1)")
+
+	bad := strings.Replace(collectInput, "round: 2", "round: two", 1)
+	_, err = Collect(readAll(t, []byte(bad)), "old", "null", nil)
+	assert.EqualError(t, err, `out.txt:15: round: "two" is not a round number`)
+}
+
+func TestWriteTable(t *testing.T) {
+	s := synth(1, 12, 0.05, 0.01, 1.10)
+	v, err := Judge(s, Options{})
+	require.NoError(t, err)
+	s2 := synth(2, 12, 0.05, 0.01, 1.0)
+	s2.Null[3] = s2.Base[3] * 1.5
+	v2, err := Judge(s2, Options{})
+	require.NoError(t, err)
+	var b bytes.Buffer
+	require.NoError(t, WriteTable(&b, []Judged{
+		{Set{Benchmark: "Step-2", Unit: "sec/op", Candidate: "new"}, v},
+		{Set{Benchmark: "Step-2", Unit: "sec/op", Candidate: "same"}, v2},
+	}, "old"))
+	out := b.String()
+	lines := strings.Split(out, "\n")
+	assert.Regexp(t, `^benchmark +unit +arm +old +arm value +B/A +CI +null band +MDE +p +verdict$`, lines[0])
+	assert.Regexp(t, `^Step-2 +sec/op +new +\S+ +\S+ +1\.1\d\d +1\.\d{3}–1\.\d{3} +0\.9\d\d–1\.0\d\d +±\d+\.\d% +0\.\d{3} +outside$`, lines[1])
+	assert.Regexp(t, `^Step-2 +sec/op +same .* inside$`, lines[2])
+	assert.Contains(t, out, "Step-2 sec/op new: outside: B/A 1.1")
+	assert.Contains(t, out, "Step-2 sec/op same: inside: B/A ")
+	assert.Contains(t, out, "rejected: Step-2 sec/op same: round 4: A'/A = 1.500 is outside 0.800–1.250 (Options.RejectRatio)\n")
+	assert.Contains(t, out, "with its 9")
+	assert.NotContains(t, out, "rejected: Step-2 sec/op new")
+
+	// Infinite and missing figures print as such, not as numbers.
+	v3, err := Judge(synth(1, 3, 0.05, 0.01, 1.0), Options{})
+	require.NoError(t, err)
+	b.Reset()
+	require.NoError(t, WriteTable(&b, []Judged{{Set{Benchmark: "X", Unit: "sec/op", Candidate: "new"}, v3}}, "old"))
+	assert.Regexp(t, `\n\S+ +sec/op +new +\S+ +\S+ +\d\.\d{3} +∞ +\S+ +∞ +\d\.\d{3} +unmeasurable\n`, b.String())
+}
