@@ -1,0 +1,70 @@
+// Package traceplot draws gapbench's pictures with gonum.org/v1/plot: a
+// trace (internal/trace) as three panels — step latency with the warm-up and
+// the steady window, the achieved and requested gap, the contention figures
+// — and the verdict of an interleaved A/B comparison against its null band.
+//
+// Every picture is written as SVG or PNG, chosen by the output file's
+// extension (".svg", ".png") or, for the writer forms, by a format name
+// ("svg", "png"). Text in an SVG is real <text>, so a test or a person can
+// search it.
+package traceplot
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/vgimg"
+	"gonum.org/v1/plot/vg/vgsvg"
+)
+
+// Formats are the picture formats the package writes, by name.
+var Formats = []string{"svg", "png"}
+
+// FormatOf returns the picture format named by path's extension, "svg" or
+// "png", or an error that lists the extensions to use.
+func FormatOf(path string) (string, error) {
+	ext := strings.ToLower(strings.TrimPrefix(filepath.Ext(path), "."))
+	for _, f := range Formats {
+		if ext == f {
+			return f, nil
+		}
+	}
+	return "", fmt.Errorf("traceplot: %q: cannot tell the picture format from the extension %q: name the output .svg or .png", path, filepath.Ext(path))
+}
+
+// newCanvas returns a w×h canvas that writes format.
+func newCanvas(format string, w, h vg.Length) (vg.CanvasWriterTo, error) {
+	switch format {
+	case "svg":
+		return vgsvg.New(w, h), nil
+	case "png":
+		return vgimg.PngCanvas{Canvas: vgimg.New(w, h)}, nil
+	}
+	return nil, fmt.Errorf("traceplot: unknown picture format %q: use %q", format, Formats)
+}
+
+// writeFile writes a picture to path with write, in the format of path's
+// extension. On failure it removes the partial file.
+func writeFile(path string, write func(w io.Writer, format string) error) error {
+	format, err := FormatOf(path)
+	if err != nil {
+		return err
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("traceplot: %w", err)
+	}
+	err = write(f, format)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(path)
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,204 @@
+package traceplot
+
+import (
+	"bytes"
+	"flag"
+	"image/png"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gapbench/gapbench/internal/trace"
+)
+
+var outDir = flag.String("out", "", "also write the test pictures to this folder, to look at them")
+
+// shape is the latency of iteration i of n, in ns, before noise.
+type shape func(i, n int) float64
+
+var (
+	flat     shape = func(int, int) float64 { return 250e3 }
+	warmup   shape = func(i, _ int) float64 { return 250e3 + 400e3*math.Exp(-float64(i)/60) }
+	drifting shape = func(i, n int) float64 { return 250e3 + 200e3*float64(i)/float64(n) }
+)
+
+// synthetic returns a trace of n iterations of the given shape with 2%
+// deterministic noise, a 100 µs requested gap, boundaries every 32
+// iterations with two contention figures, and the given steady result.
+func synthetic(name string, n int, f shape, st trace.Steady) *trace.Trace {
+	r := rand.New(rand.NewPCG(1, 2))
+	t := &trace.Trace{Header: trace.Header{
+		Format: trace.Format, Benchmark: "BenchmarkSynthetic/" + name, Start: time.Date(2026, 11, 30, 6, 0, 0, 0, time.UTC),
+		GoVersion: "go1.26.8", Host: "2 CPUs", Steady: st,
+	}}
+	for i := range n {
+		t.Latency = append(t.Latency, int64(f(i, n)*(1+0.02*r.NormFloat64())))
+		t.Requested = append(t.Requested, 100e3)
+		t.Gap = append(t.Gap, 100e3+int64(5e3*r.ExpFloat64()))
+	}
+	for i := 0; i <= n; i += 32 {
+		t.Boundaries = append(t.Boundaries, trace.Boundary{
+			Iter: i, TimeNs: int64(i) * 350e3,
+			Contention:  map[string]float64{"foreign_busy_pct": 5 + 3*math.Sin(float64(i)/100), "load1": 1 + float64(i)/float64(n)},
+			Unavailable: map[string]string{"psi_cpu_some_avg10": "no /proc/pressure/cpu"},
+		})
+	}
+	return t
+}
+
+// svgOf renders t as SVG, writes it to -out when given, and returns it.
+func svgOf(t *testing.T, tr *trace.Trace) string {
+	t.Helper()
+	var buf bytes.Buffer
+	require.NoError(t, WriteTrace(&buf, tr, "svg"))
+	if *outDir != "" {
+		base := filepath.Join(*outDir, strings.ReplaceAll(t.Name(), "/", "_"))
+		require.NoError(t, os.WriteFile(base+".svg", buf.Bytes(), 0o644))
+		require.NoError(t, Render(tr, base+".png"))
+	}
+	return buf.String()
+}
+
+// texts returns the text of every <text> element of an SVG.
+func texts(svg string) []string {
+	var out []string
+	for _, part := range strings.Split(svg, "<text")[1:] {
+		start := strings.Index(part, ">")
+		end := strings.Index(part, "</text>")
+		if start >= 0 && end > start {
+			out = append(out, part[start+1:end])
+		}
+	}
+	return out
+}
+
+// hasText reports whether some <text> of svg contains s.
+func hasText(svg, s string) bool {
+	for _, x := range texts(svg) {
+		if strings.Contains(x, s) {
+			return true
+		}
+	}
+	return false
+}
+
+func TestRenderShapes(t *testing.T) {
+	common := []string{"iteration", "step latency (µs)", "gap (µs)", "window median", "achieved", "requested",
+		"foreign_busy_pct", "load1", "unavailable: psi_cpu_some_avg10 (no /proc/pressure/cpu)", "BenchmarkSynthetic/"}
+	for _, tc := range []struct {
+		name      string
+		shape     shape
+		steady    trace.Steady
+		want, not []string
+	}{
+		{"flat", flat, trace.Steady{Class: "steady", Start: 0, End: 500, Reason: "all windows within 1%"},
+			[]string{"steady window [0, 500)", "mean ", "p90 ", "steady state: steady — all windows within 1%"},
+			[]string{"warm-up", "not reached"}},
+		{"warm-up", warmup, trace.Steady{Class: "steady", Start: 320, End: 500, Changepoints: []int{320}},
+			[]string{"warm-up", "steady window [320, 500)", "mean ", "p90 "},
+			[]string{"not reached"}},
+		{"no steady state", drifting, trace.Steady{Class: "not-reached", Start: -1, End: -1, Reason: "still rising"},
+			[]string{"steady state not reached", "steady state: not-reached — still rising"},
+			[]string{"warm-up", "steady window", "mean ", "p90 "}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tr := synthetic(tc.name, 500, tc.shape, tc.steady)
+			before := *tr
+			before.Latency = slices.Clone(tr.Latency)
+			svg := svgOf(t, tr)
+			assert.Equal(t, before.Latency, tr.Latency, "Render must not modify the trace")
+			assert.Greater(t, len(svg), 20_000, "an SVG with 500 points is not that small")
+			assert.Less(t, len(svg), 2_000_000)
+			for _, s := range append(common, tc.want...) {
+				assert.True(t, hasText(svg, s), "no text %q in the SVG; texts: %q", s, texts(svg))
+			}
+			for _, s := range tc.not {
+				assert.False(t, hasText(svg, s), "unexpected text %q in the SVG", s)
+			}
+		})
+	}
+}
+
+// TestRenderSteadyFigures checks that the legend's mean and p90 are those of
+// the steady window, not of the whole run.
+func TestRenderSteadyFigures(t *testing.T) {
+	// 900 µs, then 200..209 µs: the steady window's mean is 204.5 µs and
+	// its p90 208.1 µs.
+	tr := synthetic("steps", 400, func(i, _ int) float64 {
+		if i < 200 {
+			return 900e3
+		}
+		return 0
+	}, trace.Steady{Class: "steady", Start: 200, End: 400})
+	for i := 200; i < 400; i++ {
+		tr.Latency[i] = 200e3 + int64(i%10)*1e3 // exact, without synthetic's noise
+	}
+	svg := svgOf(t, tr)
+	assert.True(t, hasText(svg, "mean 204 µs (steady window)"), "texts: %q", texts(svg))
+	assert.True(t, hasText(svg, "p90 208 µs (steady window)"), "texts: %q", texts(svg))
+}
+
+func TestRenderNoGapNoContention(t *testing.T) {
+	tr := synthetic("bare", 100, flat, trace.Steady{Class: "steady", Start: 10, End: 100})
+	tr.Gap, tr.Requested = nil, nil
+	for i := range tr.Boundaries {
+		tr.Boundaries[i].Contention = nil
+	}
+	svg := svgOf(t, tr)
+	assert.True(t, hasText(svg, "no gap injected: steps ran back to back"))
+	assert.True(t, hasText(svg, "no contention figures recorded"))
+	assert.True(t, hasText(svg, "psi_cpu_some_avg10"), "unavailable figures are named")
+	assert.False(t, hasText(svg, "achieved"))
+}
+
+func TestRenderLongAndSpiky(t *testing.T) {
+	n := 20 * maxPoints
+	tr := synthetic("long", n, flat, trace.Steady{Class: "steady", Start: 0, End: n})
+	tr.Latency[n/2] = 100e6 // one 100 ms stall among 250 µs steps
+	svg := svgOf(t, tr)
+	assert.Less(t, len(svg), 3_000_000, "a long series is drawn as an envelope, not point by point")
+	assert.True(t, hasText(svg, "1 in 20, and spikes above p99"), "texts: %q", texts(svg))
+	assert.True(t, hasText(svg, "above the top (max 100 ms)"), "texts: %q", texts(svg))
+	assert.True(t, hasText(svg, "p90 "), "the stall does not hide the steady figures")
+}
+
+func TestRenderPNG(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "trace.PNG")
+	require.NoError(t, Render(synthetic("png", 300, warmup, trace.Steady{Class: "steady", Start: 200, End: 300}), path))
+	f, err := os.Open(path)
+	require.NoError(t, err)
+	defer f.Close()
+	img, err := png.Decode(f)
+	require.NoError(t, err)
+	b := img.Bounds()
+	assert.InDelta(t, 983, b.Dx(), 2, "26 cm at 96 dpi")
+	assert.InDelta(t, 983, b.Dy(), 2)
+	colors := map[[3]uint32]bool{}
+	for y := b.Min.Y; y < b.Max.Y; y += 7 {
+		for x := b.Min.X; x < b.Max.X; x += 7 {
+			r, g, bl, _ := img.At(x, y).RGBA()
+			colors[[3]uint32{r >> 8, g >> 8, bl >> 8}] = true
+		}
+	}
+	assert.Greater(t, len(colors), 10, "a picture, not a blank page")
+}
+
+func TestRenderErrors(t *testing.T) {
+	dir := t.TempDir()
+	tr := synthetic("x", 10, flat, trace.Steady{Start: -1})
+	err := Render(tr, filepath.Join(dir, "trace.jpg"))
+	assert.ErrorContains(t, err, "name the output .svg or .png")
+	err = Render(&trace.Trace{}, filepath.Join(dir, "empty.svg"))
+	assert.ErrorContains(t, err, "no recorded iterations")
+	entries, _ := os.ReadDir(dir)
+	assert.Empty(t, entries, "no partial picture left behind")
+	assert.ErrorContains(t, WriteTrace(&bytes.Buffer{}, tr, "gif"), `unknown picture format "gif"`)
+}
