@@ -117,6 +117,9 @@ const (
 	minTailFloor = 4
 	// shortTailWindows: a steady window with fewer windows sets Suggest.
 	shortTailWindows = 8
+	// minInflWindows is the fewest windows from which inflation is
+	// estimated.
+	minInflWindows = 6
 	// minSuggestWindows is the fewest windows Suggest asks for.
 	minSuggestWindows = 20
 )
@@ -184,7 +187,9 @@ type Result struct {
 	// window is short; 0 when not needed. See the package doc for the rule.
 	Suggest int
 	// Reason is one line for a person: what was found, with the numbers
-	// behind it, and the knob to turn when something should change.
+	// behind it, and the knob to turn when something should change
+	// (-benchtime=<Suggest>x whenever Suggest is set). It does not repeat
+	// Class, so a caller can print "steady state: <Class>: <Reason>".
 	Reason string
 }
 
@@ -209,6 +214,7 @@ type detector struct {
 	alpha float64
 	tail  int                // MinTail, windows
 	sigma float64            // window-to-window noise of window medians, ns
+	infl  float64            // variance inflation of rank statistics by autocorrelation, >= 1
 	wmed  []float64          // window medians, ns
 	pairs []valIdx           // scratch for ranking
 	ranks []float64          // scratch: midranks by position
@@ -257,7 +263,7 @@ func (d *detector) run() Result {
 			Class:   NoSteadyState,
 			Start:   -1,
 			Suggest: s,
-			Reason: fmt.Sprintf("no steady state: %d samples make %s of %d (Config.Window); at least 2 are needed: run with -benchtime=%dx",
+			Reason: fmt.Sprintf("%d samples make %s of %d (Config.Window); at least 2 are needed: run with -benchtime=%dx",
 				n, plural(d.nw, "whole window"), d.w, s),
 		}
 	}
@@ -266,6 +272,7 @@ func (d *detector) run() Result {
 		d.wmed[k] = d.median(d.bound(k), d.bound(k+1))
 	}
 	d.sigma = diffSigma(d.wmed)
+	d.infl = d.inflation()
 
 	// Changepoints, in windows.
 	var cps []int
@@ -332,7 +339,7 @@ func (d *detector) bestSplit(a, b int) (int, float64) {
 		t := float64(end)
 		u := 2*w - t*(mf+1)
 		v := t * (mf - t) / 3 * vfac
-		z := math.Abs(u) / math.Sqrt(v)
+		z := math.Abs(u) / math.Sqrt(v*d.infl)
 		if z > bestZ {
 			bestT, bestZ = k, z
 		}
@@ -404,7 +411,7 @@ func (d *detector) drift(s seg) (dr bool, from, to float64) {
 		d.rhos[key] = rho
 	}
 	m := float64(d.bound(s.b) - d.bound(s.a))
-	z := rho * math.Sqrt(m-1)
+	z := rho * math.Sqrt((m-1)/d.infl)
 	p := math.Erfc(math.Abs(z) / math.Sqrt2)
 	return p < d.alpha && (rho > 0) == (total > 0), from, to
 }
@@ -477,7 +484,7 @@ func (d *detector) classify(segs []seg, res *Result) {
 		} else {
 			what = fmt.Sprintf("median %s → %s", a, b)
 		}
-		res.Reason = fmt.Sprintf("no steady state: level still changing in the last %d of %d windows (%s; a steady window needs %d, Params.MinTail); run with -benchtime=%dx",
+		res.Reason = fmt.Sprintf("level still changing in the last %d of %d windows (%s; a steady window needs %d, Params.MinTail); run with -benchtime=%dx",
 			tailW, d.nw, what, d.tail, res.Suggest)
 		return
 	}
@@ -488,13 +495,13 @@ func (d *detector) classify(segs []seg, res *Result) {
 		if a, b, same := pair(from, to); !same {
 			what = fmt.Sprintf("from about %s to %s", a, b)
 		}
-		res.Reason = fmt.Sprintf("no steady state: level still drifting in the last %d of %d windows (%s); run with -benchtime=%dx",
+		res.Reason = fmt.Sprintf("level still drifting in the last %d of %d windows (%s); run with -benchtime=%dx",
 			tailW, d.nw, what, res.Suggest)
 		return
 	}
 	if len(segs) == 1 {
 		res.Class, res.Start = Flat, 0
-		res.Reason = fmt.Sprintf("flat: one level over all %d windows (median %s)", d.nw, fmtNs(last.med, 3))
+		res.Reason = fmt.Sprintf("one level over all %d windows (median %s)", d.nw, fmtNs(last.med, 3))
 		d.shortTail(res, tailW)
 		return
 	}
@@ -512,13 +519,13 @@ func (d *detector) classify(segs []seg, res *Result) {
 	switch {
 	case !same && last.med-fastest.med > d.margin(fastest.med, last.med):
 		res.Class = Slowdown
-		res.Reason = fmt.Sprintf("slowdown: median %s in samples %d–%d, slower at %s in the steady window from sample %d of %d",
+		res.Reason = fmt.Sprintf("median %s in samples %d–%d, slower at %s in the steady window from sample %d of %d",
 			a, d.bound(fastest.a), d.bound(fastest.b), b, res.Start, n)
 	default:
 		a, b, same = pair(slowest.med, last.med)
 		if !same && slowest.med-last.med > d.margin(slowest.med, last.med) {
 			res.Class = Warmup
-			res.Reason = fmt.Sprintf("warm-up: median %s in samples %d–%d, faster at %s in the steady window from sample %d of %d",
+			res.Reason = fmt.Sprintf("median %s in samples %d–%d, faster at %s in the steady window from sample %d of %d",
 				a, d.bound(slowest.a), d.bound(slowest.b), b, res.Start, n)
 			break
 		}
@@ -526,7 +533,7 @@ func (d *detector) classify(segs []seg, res *Result) {
 		// would drift: flat in Barrett et al.'s sense, steady from the last
 		// changepoint.
 		res.Class = Flat
-		res.Reason = fmt.Sprintf("flat: all %d levels within %s of the steady one (median %s), which starts at sample %d of %d",
+		res.Reason = fmt.Sprintf("all %d levels within %s of the steady one (median %s), which starts at sample %d of %d",
 			len(segs), fmtNs(d.margin(slowest.med, last.med), 3), fmtNs(last.med, 3), res.Start, n)
 	}
 	d.shortTail(res, tailW)
@@ -575,6 +582,42 @@ func (d *detector) median(lo, hi int) float64 {
 		return float64(s[m/2])
 	}
 	return (float64(s[m/2-1]) + float64(s[m/2])) / 2
+}
+
+// inflation estimates by how much autocorrelation between nearby samples
+// inflates the variance of a rank statistic, by batch means over windows: the
+// variance of the windows' rank sums, estimated robustly from their
+// differences two windows apart (median of squares / 0.4549, the median of
+// χ²₁, /2)
+// so that a few level changes do not count, over its value for independent
+// samples. The result is at least 1, and 1 with fewer than minInflWindows
+// windows.
+func (d *detector) inflation() float64 {
+	if d.nw < minInflWindows {
+		return 1
+	}
+	n := len(d.x)
+	ties := d.rank(0, n)
+	nf := float64(n)
+	varR := (nf*nf-1)/12 - ties/(12*nf) // variance of the midranks
+	if varR <= 0 {
+		return 1
+	}
+	sums := make([]float64, d.nw)
+	for k := range d.nw {
+		for _, r := range d.ranks[k*d.w : (k+1)*d.w] {
+			sums[k] += r
+		}
+	}
+	// Differences two windows apart: neighbouring windows are correlated
+	// when samples are, which would shrink differences one window apart.
+	sq := make([]float64, d.nw-2)
+	for k := range sq {
+		dd := sums[k+2] - sums[k]
+		sq[k] = dd * dd
+	}
+	v := medianF(sq) / 0.4549 / 2
+	return max(1, v/(float64(d.w)*varR))
 }
 
 // diffSigma estimates the noise of a series robust to a few level shifts:
