@@ -106,3 +106,4 @@ func BenchmarkStepOptions(b *testing.B) {
 		})
 	}
 }
+
