@@ -106,4 +106,3 @@ func BenchmarkStepOptions(b *testing.B) {
 		})
 	}
 }
-
