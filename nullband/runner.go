@@ -42,15 +42,19 @@ type ScreenResult struct {
 // Screener screens the host over each run. Runner calls Begin just before a
 // run's process starts and the function it returns just after the process
 // exits; that function returns the verdict for the span between the two.
+// childCPU is the CPU time (user + system, all its threads, from wait4's
+// rusage) the run's process used, so that a screen that counts busy time not
+// spent by this process can leave the child's out too; 0 when the process
+// never started.
 type Screener interface {
-	Begin() (end func() ScreenResult)
+	Begin() (end func(childCPU time.Duration) ScreenResult)
 }
 
 // ScreenerFunc adapts a function to Screener.
-type ScreenerFunc func() (end func() ScreenResult)
+type ScreenerFunc func() (end func(childCPU time.Duration) ScreenResult)
 
 // Begin calls f.
-func (f ScreenerFunc) Begin() func() ScreenResult { return f() }
+func (f ScreenerFunc) Begin() func(time.Duration) ScreenResult { return f() }
 
 // Runner runs a Plan: every run a separate process, one after the other, in
 // the plan's order. It writes each run's results to Out as soon as that
@@ -196,7 +200,7 @@ func (r *Runner) runOne(ctx context.Context, arm Arm, round, pos int) (Run, erro
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 
-	end := func() ScreenResult {
+	end := func(time.Duration) ScreenResult {
 		d := r.NoScreen
 		if d == "" {
 			d = "no contention screen was given"
@@ -209,7 +213,11 @@ func (r *Runner) runOne(ctx context.Context, arm Arm, round, pos int) (Run, erro
 	t0 := time.Now()
 	err := cmd.Run()
 	wall := time.Since(t0)
-	screen := end()
+	var childCPU time.Duration
+	if cmd.ProcessState != nil {
+		childCPU = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+	}
+	screen := end(childCPU)
 	if screen.Verdict == "" {
 		screen.Verdict = "unavailable"
 	}

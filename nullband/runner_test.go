@@ -51,9 +51,11 @@ func TestRunnerWritesEveryRunInPlanOrder(t *testing.T) {
 	require.NoError(t, err)
 	var out, progress bytes.Buffer
 	var n atomic.Int32
-	screener := ScreenerFunc(func() func() ScreenResult {
+	var cpu atomic.Int64
+	screener := ScreenerFunc(func() func(time.Duration) ScreenResult {
 		i := n.Add(1)
-		return func() ScreenResult {
+		return func(child time.Duration) ScreenResult {
+			cpu.Add(int64(child))
 			if i%4 == 0 {
 				return ScreenResult{Verdict: "contended", Detail: fmt.Sprintf("foreign 22%% on CPU 1 (run %d)", i)}
 			}
@@ -85,6 +87,7 @@ func TestRunnerWritesEveryRunInPlanOrder(t *testing.T) {
 		assert.Equal(t, round+1, runs[i].Round)
 		assert.Equal(t, pos+1, runs[i].Pos)
 	}
+	assert.Positive(t, cpu.Load(), "the screen is given the children's CPU time")
 	assert.Contains(t, out.String(), "# round 2 arm "+plan.Arms[plan.Order[1][0]].Name+" screen contended: foreign 22% on CPU 1 (run 4)\n")
 
 	lines := strings.Split(strings.TrimSpace(progress.String()), "\n")
@@ -163,8 +166,8 @@ func TestRunnerInterrupted(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var out bytes.Buffer
 	// Cancel as soon as the slow arm's process has started.
-	r := &Runner{Plan: plan, Out: &out, Env: childEnv(), Screener: ScreenerFunc(func() func() ScreenResult {
-		return func() ScreenResult { return ScreenResult{Verdict: "clean"} }
+	r := &Runner{Plan: plan, Out: &out, Env: childEnv(), Screener: ScreenerFunc(func() func(time.Duration) ScreenResult {
+		return func(time.Duration) ScreenResult { return ScreenResult{Verdict: "clean"} }
 	})}
 	slowPos := 0
 	for i, a := range plan.Order[0] {
