@@ -185,6 +185,57 @@ func TestBimodal(t *testing.T) {
 	}
 }
 
+// ar1 returns n samples around 1 ms with log-normal noise of spread 3%
+// whose logarithm is an AR(1) process with coefficient phi: each sample is
+// correlated with its neighbours over about (1+phi)/(1-phi) samples.
+func ar1(seed uint64, n int, phi float64) []int64 {
+	r := rand.New(rand.NewPCG(seed, 13))
+	x := make([]int64, n)
+	e := r.NormFloat64()
+	for i := range x {
+		e = phi*e + math.Sqrt(1-phi*phi)*r.NormFloat64()
+		x[i] = int64(ms * math.Exp(0.03*e))
+	}
+	return x
+}
+
+// TestAutocorrelatedNoise: on a real host neighbouring steps are correlated.
+// Tests that assume independence would see changes in that noise; the
+// batch-means factor keeps them from doing so for correlation shorter than a
+// window (phi 0.9: about 19 samples). Slower weather (phi 0.97, about 65
+// samples) is left to the margin and is sometimes called a change.
+func TestAutocorrelatedNoise(t *testing.T) {
+	for seed := range uint64(5) {
+		x := ar1(seed, 20_000, 0.9)
+		r := Detect(x, Params{})
+		require.Equal(t, Flat, r.Class, "seed %d: %s", seed, r.Reason)
+		checkReason(t, r)
+	}
+	// And a real warm-up in the same noise is still found.
+	x := ar1(1, 20_000, 0.9)
+	for i := range 3000 {
+		x[i] *= 2
+	}
+	r := Detect(x, Params{})
+	require.Equal(t, Warmup, r.Class, r.Reason)
+	assert.InDelta(t, 3000, r.Start, 32)
+}
+
+func TestInflation(t *testing.T) {
+	d := newDetector(series(1, 20_000, 0.03, constant(ms)), Params{})
+	assert.InDelta(t, 1, d.inflation(), 0.25, "independent samples")
+	d = newDetector(ar1(1, 20_000, 0.9), Params{})
+	// AR(1) with phi 0.9: (1+phi)/(1-phi) = 19 for long batches; batches of
+	// 32 see about 12.
+	assert.InDelta(t, 12, d.inflation(), 4)
+	d = newDetector(series(1, 20_000, 0.03, step(10_000, 2*ms, ms)), Params{})
+	assert.InDelta(t, 1, d.inflation(), 0.25, "a level change is not autocorrelation")
+	d = newDetector(make([]int64, 5*32), Params{})
+	assert.Equal(t, 1.0, d.inflation(), "fewer than 6 windows")
+	d = newDetector(make([]int64, 10*32), Params{})
+	assert.Equal(t, 1.0, d.inflation(), "all samples equal")
+}
+
 func TestHeavyTails(t *testing.T) {
 	t.Run("1% of samples x10", func(t *testing.T) {
 		for seed := range uint64(seeds) {
