@@ -3,6 +3,8 @@ package decodegap
 import (
 	"fmt"
 	"time"
+
+	"github.com/gapbench/gapbench/nullband"
 )
 
 // Step is one unit of decode-shaped work: one token, one audio frame, one
@@ -131,6 +133,16 @@ type Config struct {
 	// must exceed to be more than noise. Run closes the instance before it
 	// returns.
 	Null Opener
+	// NoNullArm leaves out the null arm that Compare otherwise adds to every
+	// round. Without it Compare can give no verdict. Run ignores it.
+	NoNullArm bool
+	// Seed seeds the arm order of Compare's rounds. Run ignores it.
+	Seed uint64
+	// Verdict configures how Compare judges each arm against the first
+	// (null band coverage, round rejection, the widest band that can call
+	// noise). The zero value is nullband's documented defaults. Run ignores
+	// it.
+	Verdict nullband.Options
 	// RequireSteady fails the benchmark when no steady state was observed,
 	// instead of reporting the transient with a warning.
 	RequireSteady bool

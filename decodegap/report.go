@@ -46,6 +46,16 @@ type report struct {
 	nullRatio  float64
 	nullSteady bool
 	nullReason string
+	// nullHow is the null line's format, with one %.4f verb for the ratio;
+	// empty means Run's in-process null instance.
+	nullHow string
+
+	// head lines go first in the log (Compare's order and verdicts).
+	head []string
+
+	// round and rounds place a Compare block: round round of rounds (0
+	// outside Compare).
+	round, rounds int
 }
 
 // counterSpan is the process counters between two snapshots.
@@ -243,7 +253,10 @@ func (rep *report) metrics() []metric {
 
 // logLines returns the lines Run logs, at most eight.
 func (rep *report) logLines() []string {
-	var ls []string
+	ls := append([]string(nil), rep.head...)
+	if rep.rounds > 0 {
+		ls = append(ls, fmt.Sprintf("round %d of %d (decodegap.Compare: the order and the verdicts head the last arm's last log)", rep.round, rep.rounds))
+	}
 	ls = append(ls, rep.steadyLine())
 	ls = append(ls, fmt.Sprintf("step: mean %s, p50 %s, p90 %s, p99 %s over %d iterations%s",
 		fmtNs(rep.mean), fmtNs(rep.p50), fmtNs(rep.p90), fmtNs(rep.p99), rep.n-rep.from, rep.strideNote()))
@@ -278,7 +291,11 @@ func (rep *report) steadyLine() string {
 // nullLine reports the null instance's ratio, and warns when the null
 // instance never settled (its ratio then compares a transient).
 func (rep *report) nullLine() string {
-	s := fmt.Sprintf("null: a second instance (Config.Null) ran alternate windows; its steady mean / this one's = %.4f", rep.nullRatio)
+	how := rep.nullHow
+	if how == "" {
+		how = "null: a second instance (Config.Null) ran alternate windows; its steady mean / this one's = %.4f"
+	}
+	s := fmt.Sprintf(how, rep.nullRatio)
 	if !rep.nullSteady {
 		s += "; the null instance reached no steady state (" + rep.nullReason + "), so the ratio compares transients"
 	}

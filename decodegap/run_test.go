@@ -39,6 +39,8 @@ func BenchmarkChild(b *testing.B) {
 		Run(b, Config{Window: 8, Null: func() (Step, func() error, error) {
 			return func() error { return nil }, func() error { b.Log("null instance closed"); return nil }, nil
 		}}, func() error { return nil })
+	case "compare":
+		compareChild(b)
 	case "badconfig":
 		Run(b, Config{Gap: Gap{Jitter: 2}}, func() error { return nil })
 	case "require":
@@ -51,7 +53,13 @@ func BenchmarkChild(b *testing.B) {
 // runChild runs BenchmarkChild in mode with -benchtime and returns its output.
 func runChild(t *testing.T, mode, benchtime string) (string, error) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$", "-test.bench=^BenchmarkChild$", "-test.benchtime="+benchtime)
+	return runChildArgs(t, mode, "-test.benchtime="+benchtime)
+}
+
+// runChildArgs runs BenchmarkChild in mode with extra test flags.
+func runChildArgs(t *testing.T, mode string, args ...string) (string, error) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], append([]string{"-test.run=^$", "-test.bench=^BenchmarkChild$"}, args...)...)
 	cmd.Env = append(os.Environ(), childEnv+"="+mode)
 	out, err := cmd.CombinedOutput()
 	return string(out), err
