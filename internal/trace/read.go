@@ -56,6 +56,9 @@ func read(r io.Reader, file string) (*Trace, error) {
 			return nil, err
 		}
 		eof := err != nil
+		if eof && len(b) == 0 {
+			break // errors at the end name the last line read
+		}
 		line++
 		b = bytes.TrimSpace(b)
 		if len(b) == 0 {
@@ -137,7 +140,7 @@ func read(r io.Reader, file string) (*Trace, error) {
 		}
 	}
 	if iterations < 0 {
-		return nil, &SyntaxError{File: file, Line: line, Msg: "empty: no header line"}
+		return nil, &SyntaxError{File: file, Line: max(line, 1), Msg: "empty: no header line"}
 	}
 	if len(t.Latency) != iterations {
 		return nil, &SyntaxError{File: file, Line: line, Msg: fmt.Sprintf("samples cover %d iterations, the header says %d: the file is truncated", len(t.Latency), iterations)}

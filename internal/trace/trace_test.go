@@ -144,7 +144,7 @@ func TestReadErrors(t *testing.T) {
 		{"short gap column", hdr + `{"kind":"samples","first":0,"latency_ns":[1,2,3],"gap_ns":[1],"requested_ns":[1,2,3]}`, 2, "1 gaps"},
 		{"gap in some chunks only", hdr + `{"kind":"samples","first":0,"latency_ns":[1],"gap_ns":[1],"requested_ns":[1]}` + "\n" + `{"kind":"samples","first":1,"latency_ns":[1,2]}`, 3, "some chunks"},
 		{"too many", hdr + `{"kind":"samples","first":0,"latency_ns":[1,2,3,4]}`, 2, "past the header's 3"},
-		{"truncated", hdr + `{"kind":"samples","first":0,"latency_ns":[1,2]}` + "\n", 3, "truncated"},
+		{"truncated", hdr + `{"kind":"samples","first":0,"latency_ns":[1,2]}` + "\n", 2, "truncated"},
 		{"bad boundary", hdr + `{"kind":"boundary","iter":"x"}`, 2, "boundary"},
 		{"boundary out of range", hdr + `{"kind":"boundary","iter":4}` + "\n" + `{"kind":"samples","first":0,"latency_ns":[1,2,3]}`, 3, "Boundaries[0].Iter = 4"},
 	} {

@@ -19,6 +19,8 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/vgimg"
 	"gonum.org/v1/plot/vg/vgsvg"
+
+	"github.com/gapbench/gapbench/internal/trace"
 )
 
 // Formats are the picture formats the package writes, by name.
@@ -67,4 +69,12 @@ func writeFile(path string, write func(w io.Writer, format string) error) error 
 		return err
 	}
 	return nil
+}
+
+// BesidePath returns the path of the picture drawn beside the trace file
+// tracePath: the same name with its extension (".jsonl") replaced by
+// "." + format ("svg" or "png"), or, for a name without it, with
+// "." + format added.
+func BesidePath(tracePath, format string) string {
+	return strings.TrimSuffix(tracePath, trace.Ext) + "." + format
 }

@@ -180,6 +180,9 @@ func text(x, y float64, s string, xa draw.XAlignment, ya draw.YAlignment, c colo
 	l.TextStyle[0].XAlign, l.TextStyle[0].YAlign = xa, ya
 	l.TextStyle[0].Color = c
 	l.TextStyle[0].Font.Size = vg.Points(9)
+	if xa == draw.XLeft {
+		l.Offset.X = vg.Points(3) // clear of the edge it starts at
+	}
 	return l
 }
 
@@ -231,6 +234,7 @@ func newPanel(title, ylabel string) *plot.Plot {
 	p.Title.TextStyle.Font.Size = vg.Points(11)
 	p.X.Label.Text = labelIteration
 	p.Y.Label.Text = ylabel
+	p.Y.Tick.Marker = preciseTicks{}
 	p.Legend.Top = true
 	p.Legend.TextStyle.Font.Size = vg.Points(8)
 	p.Legend.ThumbnailWidth = vg.Points(14)
@@ -266,14 +270,14 @@ func latencyPanel(t *trace.Trace) *plot.Plot {
 	if st.Found() {
 		if st.Start > 0 {
 			p.Add(rect(0, float64(st.Start), ymin, ymax, colorWarmup),
-				text(0, labelY, " "+labelWarmup, draw.XLeft, draw.YCenter, color.Black))
+				text(0, labelY, labelWarmup, draw.XLeft, draw.YCenter, color.Black))
 		}
 		if st.End > st.Start {
 			p.Add(rect(float64(st.Start), float64(st.End), ymin, ymax, colorSteady),
-				text(float64(st.Start), labelY, fmt.Sprintf(" %s window [%d, %d)", labelSteady, st.Start, st.End), draw.XLeft, draw.YCenter, color.Black))
+				text(float64(st.Start), labelY, fmt.Sprintf("%s window [%d, %d)", labelSteady, st.Start, st.End), draw.XLeft, draw.YCenter, color.Black))
 		}
 	} else {
-		p.Add(text(0, labelY, " "+labelNotReached, draw.XLeft, draw.YCenter, color.Black))
+		p.Add(text(0, labelY, labelNotReached, draw.XLeft, draw.YCenter, color.Black))
 	}
 	for _, c := range st.Changepoints {
 		p.Add(vline(float64(c), ymin, ymax, colorChange, []vg.Length{vg.Points(2), vg.Points(2)}))

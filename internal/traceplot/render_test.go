@@ -202,3 +202,22 @@ func TestRenderErrors(t *testing.T) {
 	assert.Empty(t, entries, "no partial picture left behind")
 	assert.ErrorContains(t, WriteTrace(&bytes.Buffer{}, tr, "gif"), `unknown picture format "gif"`)
 }
+
+func TestBesidePath(t *testing.T) {
+	assert.Equal(t, "d/BenchmarkX.gap-1ms.count0.svg", BesidePath("d/BenchmarkX.gap-1ms.count0.jsonl", "svg"))
+	assert.Equal(t, "trace.png", BesidePath("trace", "png"))
+	assert.Equal(t, "B.gap-1ms.png", BesidePath("B.gap-1ms", "png"), "only the trace extension is replaced")
+}
+
+func TestPreciseTicksTellMajorsApart(t *testing.T) {
+	for _, r := range [][2]float64{{0.99, 1.05}, {1.0, 1.04}, {0.97, 1.03}, {1000.1, 1000.3}, {0, 700}} {
+		var labels []string
+		for _, tk := range (preciseTicks{}).Ticks(r[0], r[1]) {
+			if !tk.IsMinor() {
+				labels = append(labels, tk.Label)
+			}
+		}
+		assert.GreaterOrEqual(t, len(labels), 2, "range %v", r)
+		assert.Equal(t, len(labels), len(slices.Compact(slices.Clone(labels))), "range %v: labels %q", r, labels)
+	}
+}

@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
+
+	"gonum.org/v1/plot"
 )
 
 // unit is a time unit for an axis: its name and its length in ns.
@@ -63,4 +66,43 @@ func mean(v []int64) float64 {
 		sum += float64(x)
 	}
 	return sum / float64(len(v))
+}
+
+// preciseTicks are gonum's default ticks labelled with as many decimals as
+// it takes to tell two neighbouring major ticks apart: ratios near 1, or a
+// 1 ms gap that overshoots by µs, differ in the second or third decimal,
+// which the default labels round away.
+type preciseTicks struct{}
+
+// Ticks implements plot.Ticker.
+func (preciseTicks) Ticks(lo, hi float64) []plot.Tick {
+	ts := plot.DefaultTicks{}.Ticks(lo, hi)
+	step := math.Inf(1)
+	prev := math.NaN()
+	for _, t := range ts {
+		if t.IsMinor() {
+			continue
+		}
+		if !math.IsNaN(prev) {
+			step = math.Min(step, t.Value-prev)
+		}
+		prev = t.Value
+	}
+	if math.IsInf(step, 1) || step <= 0 {
+		return ts
+	}
+	prec := max(0, int(math.Ceil(-math.Log10(step)-1e-9)))
+	for k := 0; k < 3; k++ { // 0.025 needs one decimal more than 0.05
+		x := step * math.Pow(10, float64(prec))
+		if math.Abs(x-math.Round(x)) < 1e-6 {
+			break
+		}
+		prec++
+	}
+	for i := range ts {
+		if !ts[i].IsMinor() {
+			ts[i].Label = strconv.FormatFloat(ts[i].Value, 'f', prec, 64)
+		}
+	}
+	return ts
 }

@@ -220,7 +220,7 @@ func verdictPlot(v *VerdictData) *plot.Plot {
 	}
 	ticks = append(ticks, plot.Tick{Value: ciX, Label: labelEstimate})
 	p.X.Tick.Marker = plot.ConstantTicks(ticks)
-	p.Y.Tick.Marker = ratioTicks{}
+	p.Y.Tick.Marker = preciseTicks{}
 
 	span := hi - lo
 	if span == 0 {
@@ -229,42 +229,4 @@ func verdictPlot(v *VerdictData) *plot.Plot {
 	p.X.Min, p.X.Max = xmin, xmax
 	p.Y.Min, p.Y.Max = lo-0.1*span, hi+0.45*span // room for the legend
 	return p
-}
-
-// ratioTicks are gonum's default ticks labelled with as many decimals as it
-// takes to tell two neighbouring major ticks apart: ratios near 1 differ in
-// the second or third decimal, which the default labels may round away.
-type ratioTicks struct{}
-
-// Ticks implements plot.Ticker.
-func (ratioTicks) Ticks(lo, hi float64) []plot.Tick {
-	ts := plot.DefaultTicks{}.Ticks(lo, hi)
-	step := math.Inf(1)
-	prev := math.NaN()
-	for _, t := range ts {
-		if t.IsMinor() {
-			continue
-		}
-		if !math.IsNaN(prev) {
-			step = math.Min(step, t.Value-prev)
-		}
-		prev = t.Value
-	}
-	if math.IsInf(step, 1) || step <= 0 {
-		return ts
-	}
-	prec := max(0, int(math.Ceil(-math.Log10(step)-1e-9)))
-	for k := 0; k < 3; k++ { // 0.025 needs one decimal more than 0.05
-		x := step * math.Pow(10, float64(prec))
-		if math.Abs(x-math.Round(x)) < 1e-6 {
-			break
-		}
-		prec++
-	}
-	for i := range ts {
-		if !ts[i].IsMinor() {
-			ts[i].Label = strconv.FormatFloat(ts[i].Value, 'f', prec, 64)
-		}
-	}
-	return ts
 }
