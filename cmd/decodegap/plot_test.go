@@ -66,7 +66,7 @@ func TestPlotBesideEachTraceAsPNG(t *testing.T) {
 func TestPlotErrors(t *testing.T) {
 	dir := t.TempDir()
 	bad := filepath.Join(dir, "bad.jsonl")
-	require.NoError(t, os.WriteFile(bad, []byte(`{"kind":"header","format":"gapbench-trace/1","iterations":5}`+"\n"), 0o644))
+	require.NoError(t, os.WriteFile(bad, []byte(`{"kind":"header","format":"gapbench-trace/1","samples":5,"stride":1}`+"\n"), 0o644))
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -78,7 +78,7 @@ func TestPlotErrors(t *testing.T) {
 		{"unknown extension", []string{plotFixture, "-o", filepath.Join(dir, "x.pdf")}, 2, "name the output .svg or .png"},
 		{"unknown format", []string{"-format", "gif", plotFixture}, 2, `-format "gif": use one of svg, png`},
 		{"missing file", []string{filepath.Join(dir, "nope.jsonl")}, 1, "no such file"},
-		{"truncated trace", []string{bad}, 1, bad + ":1: samples cover 0 iterations, the header says 5"},
+		{"truncated trace", []string{bad}, 1, bad + ":1: 0 samples, the header says 5: the file is truncated"},
 		{"unknown flag", []string{"-x", plotFixture}, 2, "flag provided but not defined: -x"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -43,9 +43,9 @@ func read(r io.Reader, file string) (*Trace, error) {
 	br := bufio.NewReaderSize(r, 64<<10)
 	t := &Trace{}
 	var (
-		line       int
-		iterations = -1 // from the header; -1 until the header is read
-		gapCols    = -1 // 1 if samples carry gap columns, 0 if not, -1 before the first chunk
+		line    int
+		samples = -1 // from the header; -1 until the header is read
+		gapCols = -1 // 1 if samples carry gap columns, 0 if not, -1 before the first chunk
 	)
 	fail := func(format string, args ...any) error {
 		return &SyntaxError{File: file, Line: line, Msg: fmt.Sprintf(format, args...)}
@@ -73,12 +73,12 @@ func read(r io.Reader, file string) (*Trace, error) {
 		if err := json.Unmarshal(b, &k); err != nil {
 			return nil, fail("not a JSON object: %v", err)
 		}
-		if iterations < 0 && k.Kind != kindHeader {
+		if samples < 0 && k.Kind != kindHeader {
 			return nil, fail("first line has kind %q, want %q: is this a gapbench trace?", k.Kind, kindHeader)
 		}
 		switch k.Kind {
 		case kindHeader:
-			if iterations >= 0 {
+			if samples >= 0 {
 				return nil, fail("a second header: one trace per file")
 			}
 			var h wireHeader
@@ -88,12 +88,16 @@ func read(r io.Reader, file string) (*Trace, error) {
 			if h.Format != Format {
 				return nil, fail("format %q, want %q: read it with the gapbench version that wrote it", h.Format, Format)
 			}
-			if h.Iterations < 0 {
-				return nil, fail("header: iterations = %d, want >= 0", h.Iterations)
+			if h.Samples < 0 {
+				return nil, fail("header: samples = %d, want >= 0", h.Samples)
 			}
-			iterations = h.Iterations
+			if h.Stride < 1 {
+				return nil, fail("header: stride = %d, want >= 1", h.Stride)
+			}
+			samples = h.Samples
 			t.Header = h.Header
-			t.Latency = make([]int64, 0, min(iterations, maxPrealloc))
+			t.Header.Iterations = t.Header.iterations(samples)
+			t.Latency = make([]int64, 0, min(samples, maxPrealloc))
 		case kindBoundary:
 			var wb wireBoundary
 			if err := json.Unmarshal(b, &wb); err != nil {
@@ -108,27 +112,35 @@ func read(r io.Reader, file string) (*Trace, error) {
 			if s.First == nil || *s.First != len(t.Latency) {
 				return nil, fail("samples chunk starts at iteration %v, want %d: chunks must be in order, without holes or overlaps", deref(s.First), len(t.Latency))
 			}
-			has := 0
-			if s.Gap != nil || s.Requested != nil {
-				has = 1
-				if len(s.Gap) != len(s.Latency) || len(s.Requested) != len(s.Latency) {
-					return nil, fail("samples: %d latencies, %d gaps, %d requested gaps: want the same number of each", len(s.Latency), len(s.Gap), len(s.Requested))
-				}
+			if (s.Gap != nil && len(s.Gap) != len(s.Latency)) || (s.Requested != nil && len(s.Requested) != len(s.Latency)) {
+				return nil, fail("samples: %d latencies, %d gaps, %d requested gaps: want the same number of each", len(s.Latency), len(s.Gap), len(s.Requested))
 			}
-			if gapCols >= 0 && has != gapCols {
-				return nil, fail("samples: gap columns present in some chunks and absent in others")
+			cols := 0
+			if s.Gap != nil {
+				cols |= 1
 			}
-			gapCols = has
-			if len(t.Latency)+len(s.Latency) > iterations {
-				return nil, fail("samples run past the header's %d iterations", iterations)
+			if s.Requested != nil {
+				cols |= 2
 			}
+			if gapCols >= 0 && cols != gapCols {
+				return nil, fail("samples: gap_ns or requested_ns present in some chunks and absent in others")
+			}
+			gapCols = cols
+			if len(t.Latency)+len(s.Latency) > samples {
+				return nil, fail("samples run past the header's %d", samples)
+			}
+			first := len(t.Latency) == 0
 			t.Latency = append(t.Latency, s.Latency...)
-			if has == 1 {
-				if t.Gap == nil {
+			if s.Gap != nil {
+				if first {
 					t.Gap = make([]int64, 0, cap(t.Latency))
-					t.Requested = make([]int64, 0, cap(t.Latency))
 				}
 				t.Gap = append(t.Gap, s.Gap...)
+			}
+			if s.Requested != nil {
+				if first {
+					t.Requested = make([]int64, 0, cap(t.Latency))
+				}
 				t.Requested = append(t.Requested, s.Requested...)
 			}
 		default:
@@ -139,11 +151,11 @@ func read(r io.Reader, file string) (*Trace, error) {
 			break
 		}
 	}
-	if iterations < 0 {
+	if samples < 0 {
 		return nil, &SyntaxError{File: file, Line: max(line, 1), Msg: "empty: no header line"}
 	}
-	if len(t.Latency) != iterations {
-		return nil, &SyntaxError{File: file, Line: line, Msg: fmt.Sprintf("samples cover %d iterations, the header says %d: the file is truncated", len(t.Latency), iterations)}
+	if len(t.Latency) != samples {
+		return nil, &SyntaxError{File: file, Line: line, Msg: fmt.Sprintf("%d samples, the header says %d: the file is truncated", len(t.Latency), samples)}
 	}
 	if err := t.validate(); err != nil {
 		return nil, &SyntaxError{File: file, Line: line, Msg: err.Error()}

@@ -16,8 +16,9 @@
 //     benchmark's full name, the -count index, the start time (RFC 3339, UTC),
 //     the Go version, GOOS/GOARCH, the run's configuration as string
 //     key/values, a one-line summary of the host's topology, the number of
-//     recorded "iterations", and the steady-state result ("steady": class,
-//     start and end iteration, changepoints, reason).
+//     recorded "iterations", the number of "samples" kept and their
+//     "stride", and the steady-state result ("steady": class, start and end
+//     sample, changepoints, reason).
 //   - Then one line per window boundary, kind "boundary": "iter" (iterations
 //     completed when the snapshot was taken), "time_ns" (monotonic ns since the
 //     start of the timed loop), "counters" (cumulative process counters as
@@ -27,20 +28,25 @@
 //     reason, for every counter or figure that could not be read: such a name
 //     is absent from "counters" and "contention", never written as 0).
 //   - Then the per-iteration samples in chunks of at most ChunkLen
-//     iterations, kind "samples": "first" (index of the chunk's first
-//     iteration), "latency_ns" (each step's latency), "gap_ns" (the achieved
-//     gap before each step) and "requested_ns" (the gap requested before each
-//     step). The last two are absent when the run injected no gap. Chunks
-//     are in order and cover iterations 0 … iterations−1 exactly once.
+//     samples, kind "samples": "first" (index of the chunk's first sample),
+//     "latency_ns" (each step's latency), "gap_ns" (the achieved gap before
+//     each step) and "requested_ns" (the gap requested before each step).
+//     "gap_ns" and "requested_ns" are each absent when the run did not keep
+//     them. Chunks are in order and cover samples 0 … samples−1 exactly once.
 //
-// Iteration indexes are 0-based and count recorded iterations only (the
-// discarded Config.Warmup iterations are not in the trace). A reader must
-// ignore fields it does not know; lines of an unknown kind are skipped, so a
-// later gapbench-trace/1 writer may add them.
+// Iteration numbers are 0-based and count recorded iterations only (the
+// discarded Config.Warmup iterations are not in the trace). Sample k is
+// recorded iteration k×stride: stride is 1, every iteration kept, unless the
+// run was too long to keep them all (decodegap then keeps a systematic
+// sample). The steady window and changepoints are sample indexes, so that
+// latency[start:end] is the steady window; boundaries count iterations.
+//
+// A reader must ignore fields it does not know; lines of an unknown kind
+// are skipped, so a later gapbench-trace/1 writer may add them.
 //
 // An example, shortened:
 //
-//	{"kind":"header","format":"gapbench-trace/1","benchmark":"BenchmarkVAD/gap=32ms","count":0,"start":"2026-11-30T05:40:00Z","go_version":"go1.26.8","goos":"linux","goarch":"amd64","config":{"gap.mean":"32ms","window":"32"},"host":"2 CPUs, 2 cores, 1 L3","iterations":2000,"steady":{"class":"steady","start":320,"end":2000,"changepoints":[320],"reason":"windows 10-62 within 1.5% of their median"}}
+//	{"kind":"header","format":"gapbench-trace/1","benchmark":"BenchmarkVAD/gap=32ms","count":0,"start":"2026-11-30T05:40:00Z","go_version":"go1.26.8","goos":"linux","goarch":"amd64","config":{"gap.mean":"32ms","window":"32"},"host":"2 CPUs, 2 cores, 1 L3","iterations":2000,"stride":1,"steady":{"class":"steady","start":320,"end":2000,"changepoints":[320],"reason":"windows 10-62 within 1.5% of their median"},"samples":2000}
 //	{"kind":"boundary","iter":0,"time_ns":0,"counters":{"cpu_user_ns":1200000,"threads":7},"unavailable":{"psi_cpu_some_avg10":"no /proc/pressure/cpu: kernel without PSI"}}
 //	{"kind":"boundary","iter":32,"time_ns":1032000000,"counters":{"cpu_user_ns":9300000,"threads":7},"contention":{"foreign_busy_pct":3.5}}
 //	{"kind":"samples","first":0,"latency_ns":[251020,249870],"gap_ns":[32000400,32000150],"requested_ns":[32000000,32000000]}
@@ -65,7 +71,7 @@ import (
 // format's name and major version. Read accepts only this value.
 const Format = "gapbench-trace/1"
 
-// ChunkLen is the largest number of iterations in one "samples" line.
+// ChunkLen is the largest number of samples in one "samples" line.
 const ChunkLen = 1024
 
 // Names of the process counters in Boundary.Counters. Each is a cumulative
@@ -103,15 +109,15 @@ const (
 type Trace struct {
 	// Header describes the run.
 	Header Header
-	// Latency is each recorded step's latency in ns, in iteration order. Its
-	// length is the number of recorded iterations.
+	// Latency is the step latency in ns of each kept iteration (sample k
+	// is iteration k×Header.Stride), in order.
 	Latency []int64
-	// Gap is the achieved gap before each step in ns (end of the previous
-	// step to start of this one): nil when the run injected no gap, else
+	// Gap is the achieved gap before each kept step in ns (end of the
+	// previous step to start of this one): nil when not kept, else
 	// len(Latency) long.
 	Gap []int64
-	// Requested is the gap requested before each step in ns: nil when the
-	// run injected no gap, else len(Latency) long.
+	// Requested is the gap requested before each kept step in ns: nil when
+	// not kept, else len(Latency) long.
 	Requested []int64
 	// Boundaries are the window boundaries in order of Iter (nondecreasing).
 	Boundaries []Boundary
@@ -139,6 +145,12 @@ type Header struct {
 	Config map[string]string `json:"config,omitempty"`
 	// Host is a one-line summary of the host's topology.
 	Host string `json:"host,omitempty"`
+	// Iterations is the number of recorded iterations (b.N). 0 means
+	// len(Latency)×Stride: Write fills it in, Read always returns it.
+	Iterations int `json:"iterations"`
+	// Stride is the number of iterations per sample: sample k is iteration
+	// k×Stride. 0 means 1: Write fills it in, Read always returns it.
+	Stride int `json:"stride"`
 	// Steady is the steady-state detection's result.
 	Steady Steady `json:"steady"`
 }
@@ -149,13 +161,13 @@ type Steady struct {
 	// Class is the classification decodegap gave the series (for example
 	// "steady" or "not-reached"); its values are decodegap's.
 	Class string `json:"class"`
-	// Start and End bound the steady window as iteration indexes,
-	// [Start, End). Start < 0 means no steady window was found; then End
-	// is ignored. Iterations before Start are warm-up.
+	// Start and End bound the steady window as sample indexes (into
+	// Trace.Latency), [Start, End). Start < 0 means no steady window was
+	// found; then End is ignored. Samples before Start are warm-up.
 	Start int `json:"start"`
 	End   int `json:"end"`
-	// Changepoints are the iteration indexes at which the detector found
-	// a change of level, in increasing order.
+	// Changepoints are the sample indexes at which the detector found a
+	// change of level, in increasing order.
 	Changepoints []int `json:"changepoints,omitempty"`
 	// Reason is the detector's explanation in words.
 	Reason string `json:"reason,omitempty"`
@@ -207,17 +219,21 @@ func (e *SyntaxError) Error() string {
 func (t *Trace) validate() error {
 	n := len(t.Latency)
 	if t.Gap != nil && len(t.Gap) != n {
-		return fmt.Errorf("trace: len(Gap) = %d, len(Latency) = %d: give one achieved gap per iteration, or nil when no gap was injected", len(t.Gap), n)
+		return fmt.Errorf("trace: len(Gap) = %d, len(Latency) = %d: give one achieved gap per sample, or nil", len(t.Gap), n)
 	}
 	if t.Requested != nil && len(t.Requested) != n {
-		return fmt.Errorf("trace: len(Requested) = %d, len(Latency) = %d: give one requested gap per iteration, or nil when no gap was injected", len(t.Requested), n)
+		return fmt.Errorf("trace: len(Requested) = %d, len(Latency) = %d: give one requested gap per sample, or nil", len(t.Requested), n)
 	}
-	if (t.Gap == nil) != (t.Requested == nil) {
-		return fmt.Errorf("trace: Gap and Requested must both be nil (no gap injected) or both be set")
+	stride, iters := t.Header.stride(), t.Header.iterations(n)
+	if t.Header.Stride < 0 {
+		return fmt.Errorf("trace: Header.Stride = %d: want the number of iterations per sample (>= 1), or 0 for 1", t.Header.Stride)
+	}
+	if iters < 0 || (n > 0 && (iters <= (n-1)*stride || iters > n*stride)) || (n == 0 && iters != 0) {
+		return fmt.Errorf("trace: Header.Iterations = %d does not fit %d samples at stride %d: want (samples-1)×stride < Iterations <= samples×stride, or 0", t.Header.Iterations, n, stride)
 	}
 	s := t.Header.Steady
 	if s.Found() && (s.End < s.Start || s.End > n) {
-		return fmt.Errorf("trace: Steady = [%d, %d) is not inside the %d recorded iterations: want 0 <= Start <= End <= %d, or Start = -1 when no steady window was found", s.Start, s.End, n, n)
+		return fmt.Errorf("trace: Steady = [%d, %d) is not inside the %d samples: want 0 <= Start <= End <= %d, or Start = -1 when no steady window was found", s.Start, s.End, n, n)
 	}
 	for i, c := range s.Changepoints {
 		if c < 0 || c > n || (i > 0 && c <= s.Changepoints[i-1]) {
@@ -226,8 +242,8 @@ func (t *Trace) validate() error {
 	}
 	prev := 0
 	for i, b := range t.Boundaries {
-		if b.Iter < prev || b.Iter > n {
-			return fmt.Errorf("trace: Boundaries[%d].Iter = %d: want nondecreasing iteration counts in [0, %d]", i, b.Iter, n)
+		if b.Iter < prev || b.Iter > iters {
+			return fmt.Errorf("trace: Boundaries[%d].Iter = %d: want nondecreasing iteration counts in [0, %d]", i, b.Iter, iters)
 		}
 		prev = b.Iter
 		if err := checkFinite(fmt.Sprintf("Boundaries[%d].Counters", i), b.Counters); err != nil {
@@ -238,4 +254,20 @@ func (t *Trace) validate() error {
 		}
 	}
 	return nil
+}
+
+// stride returns Stride, with 0 read as 1.
+func (h *Header) stride() int {
+	if h.Stride == 0 {
+		return 1
+	}
+	return h.Stride
+}
+
+// iterations returns Iterations, with 0 read as samples×stride.
+func (h *Header) iterations(samples int) int {
+	if h.Iterations == 0 {
+		return samples * h.stride()
+	}
+	return h.Iterations
 }

@@ -22,15 +22,17 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 func small() *Trace {
 	return &Trace{
 		Header: Header{
-			Benchmark: "BenchmarkVAD/gap=32ms",
-			Count:     1,
-			Start:     time.Date(2026, 11, 30, 5, 40, 0, 123456789, time.UTC),
-			GoVersion: "go1.26.8",
-			GOOS:      "linux",
-			GOARCH:    "amd64",
-			Config:    map[string]string{"gap.mean": "32ms", "gap.kind": "hybrid", "window": "4"},
-			Host:      "2 CPUs, 2 cores, 1 L3",
-			Steady:    Steady{Class: "steady", Start: 4, End: 8, Changepoints: []int{4}, Reason: "windows 1-1 within 1.5% of their median"},
+			Benchmark:  "BenchmarkVAD/gap=32ms",
+			Count:      1,
+			Start:      time.Date(2026, 11, 30, 5, 40, 0, 123456789, time.UTC),
+			GoVersion:  "go1.26.8",
+			GOOS:       "linux",
+			GOARCH:     "amd64",
+			Config:     map[string]string{"gap.mean": "32ms", "gap.kind": "hybrid", "window": "4"},
+			Host:       "2 CPUs, 2 cores, 1 L3",
+			Iterations: 8,
+			Stride:     1,
+			Steady:     Steady{Class: "steady", Start: 4, End: 8, Changepoints: []int{4}, Reason: "windows 1-1 within 1.5% of their median"},
 		},
 		Latency:   []int64{900, 700, 510, 505, 250, 251, 249, 250},
 		Gap:       []int64{0, 32000400, 32000150, 32000100, 32000090, 32000120, 32000080, 32000100},
@@ -58,6 +60,14 @@ func TestGoldenRoundTrip(t *testing.T) {
 		trace  func() *Trace
 	}{
 		{"with gap", "small.jsonl", small},
+		{"thinned, achieved gap only, no steady window", "thinned.jsonl", func() *Trace {
+			tr := small()
+			tr.Header.Stride, tr.Header.Iterations = 4, 31 // samples are iterations 0, 4, ..., 28
+			tr.Requested = nil
+			tr.Header.Steady = Steady{Class: "not-reached", Start: -1, End: -1, Reason: "still falling"}
+			tr.Boundaries[1].Iter, tr.Boundaries[2].Iter = 16, 31
+			return tr
+		}},
 		{"no gap, no steady window", "nogap.jsonl", func() *Trace {
 			tr := small()
 			tr.Gap, tr.Requested = nil, nil
@@ -89,7 +99,7 @@ func TestGoldenRoundTrip(t *testing.T) {
 
 func TestRoundTripManyChunks(t *testing.T) {
 	n := 2*ChunkLen + 17
-	tr := &Trace{Header: Header{Benchmark: "B", Start: time.Unix(0, 0).UTC(), Steady: Steady{Start: -1}}}
+	tr := &Trace{Header: Header{Benchmark: "B", Start: time.Unix(0, 0).UTC(), Stride: 1, Iterations: n, Steady: Steady{Start: -1}}}
 	for i := range n {
 		tr.Latency = append(tr.Latency, int64(i)*1000+math.MaxInt32)
 		tr.Gap = append(tr.Gap, -int64(i)) // negative: a step that started early still round-trips
@@ -116,7 +126,7 @@ func TestWriteStreams(t *testing.T) {
 }
 
 func TestReadIgnoresUnknownKindsAndFields(t *testing.T) {
-	in := `{"kind":"header","format":"gapbench-trace/1","benchmark":"B","iterations":2,"steady":{"start":-1},"new_field":[1,2]}
+	in := `{"kind":"header","format":"gapbench-trace/1","benchmark":"B","samples":2,"stride":1,"steady":{"start":-1},"new_field":[1,2]}
 
 {"kind":"annotation","text":"a later writer's line"}
 {"kind":"samples","first":0,"latency_ns":[5,6],"extra":true}`
@@ -125,10 +135,11 @@ func TestReadIgnoresUnknownKindsAndFields(t *testing.T) {
 	assert.Equal(t, []int64{5, 6}, got.Latency)
 	assert.Nil(t, got.Gap)
 	assert.Equal(t, "B", got.Header.Benchmark)
+	assert.Equal(t, 2, got.Header.Iterations, "a missing iterations field means samples×stride")
 }
 
 func TestReadErrors(t *testing.T) {
-	const hdr = `{"kind":"header","format":"gapbench-trace/1","benchmark":"B","iterations":3,"steady":{"start":-1}}` + "\n"
+	const hdr = `{"kind":"header","format":"gapbench-trace/1","benchmark":"B","samples":3,"stride":1,"steady":{"start":-1}}` + "\n"
 	for _, tc := range []struct {
 		name, in string
 		line     int
@@ -137,14 +148,16 @@ func TestReadErrors(t *testing.T) {
 		{"empty", "", 1, "no header"},
 		{"not json", "hello\n", 1, "not a JSON object"},
 		{"no header first", `{"kind":"samples","first":0,"latency_ns":[1]}`, 1, "is this a gapbench trace"},
-		{"other format", `{"kind":"header","format":"gapbench-trace/2","iterations":0}`, 1, `"gapbench-trace/2"`},
+		{"other format", `{"kind":"header","format":"gapbench-trace/2","samples":0}`, 1, `"gapbench-trace/2"`},
+		{"no stride", `{"kind":"header","format":"gapbench-trace/1","samples":0}`, 1, "stride = 0, want >= 1"},
 		{"two headers", hdr + hdr, 2, "second header"},
 		{"hole", hdr + `{"kind":"samples","first":1,"latency_ns":[1,2]}`, 2, "starts at iteration 1, want 0"},
 		{"no first", hdr + `{"kind":"samples","latency_ns":[1,2]}`, 2, "(missing)"},
 		{"short gap column", hdr + `{"kind":"samples","first":0,"latency_ns":[1,2,3],"gap_ns":[1],"requested_ns":[1,2,3]}`, 2, "1 gaps"},
-		{"gap in some chunks only", hdr + `{"kind":"samples","first":0,"latency_ns":[1],"gap_ns":[1],"requested_ns":[1]}` + "\n" + `{"kind":"samples","first":1,"latency_ns":[1,2]}`, 3, "some chunks"},
+		{"gap in some chunks only", hdr + `{"kind":"samples","first":0,"latency_ns":[1],"gap_ns":[1],"requested_ns":[1]}` + "\n" + `{"kind":"samples","first":1,"latency_ns":[1,2],"gap_ns":[1,2]}`, 3, "some chunks"},
 		{"too many", hdr + `{"kind":"samples","first":0,"latency_ns":[1,2,3,4]}`, 2, "past the header's 3"},
-		{"truncated", hdr + `{"kind":"samples","first":0,"latency_ns":[1,2]}` + "\n", 2, "truncated"},
+		{"truncated", hdr + `{"kind":"samples","first":0,"latency_ns":[1,2]}` + "\n", 2, "2 samples, the header says 3: the file is truncated"},
+		{"iterations too few", `{"kind":"header","format":"gapbench-trace/1","samples":3,"stride":2,"iterations":4,"steady":{"start":-1}}` + "\n" + `{"kind":"samples","first":0,"latency_ns":[1,2,3]}`, 2, "Iterations = 4 does not fit 3 samples at stride 2"},
 		{"bad boundary", hdr + `{"kind":"boundary","iter":"x"}`, 2, "boundary"},
 		{"boundary out of range", hdr + `{"kind":"boundary","iter":4}` + "\n" + `{"kind":"samples","first":0,"latency_ns":[1,2,3]}`, 3, "Boundaries[0].Iter = 4"},
 	} {
@@ -178,7 +191,8 @@ func TestWriteErrors(t *testing.T) {
 	}{
 		{"gap length", func(tr *Trace) { tr.Gap = tr.Gap[:3] }, "len(Gap) = 3"},
 		{"requested length", func(tr *Trace) { tr.Requested = tr.Requested[:3] }, "len(Requested) = 3"},
-		{"gap without requested", func(tr *Trace) { tr.Requested = nil }, "both be nil"},
+		{"negative stride", func(tr *Trace) { tr.Header.Stride = -2 }, "Header.Stride = -2"},
+		{"iterations beyond the samples", func(tr *Trace) { tr.Header.Iterations = 9 }, "Iterations = 9 does not fit 8 samples at stride 1"},
 		{"steady past the end", func(tr *Trace) { tr.Header.Steady.End = 9 }, "Start = -1 when no steady window"},
 		{"changepoints out of order", func(tr *Trace) { tr.Header.Steady.Changepoints = []int{4, 2} }, "Changepoints[1] = 2"},
 		{"boundaries out of order", func(tr *Trace) { tr.Boundaries[1].Iter = 9 }, "Boundaries[1].Iter = 9"},

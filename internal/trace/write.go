@@ -17,11 +17,11 @@ const (
 )
 
 // wireHeader is the header line: the Header with the line's kind and the
-// number of recorded iterations, which Read checks the samples against.
+// number of samples, which Read checks the chunks against.
 type wireHeader struct {
 	Kind string `json:"kind"`
 	Header
-	Iterations int `json:"iterations"`
+	Samples int `json:"samples"`
 }
 
 // wireBoundary is a boundary line.
@@ -33,7 +33,8 @@ type wireBoundary struct {
 // Write writes t to w in the format described in the package doc. It
 // streams: the samples are formatted chunk by chunk through a small buffer,
 // never copied whole, and t is neither modified nor retained. The header's
-// Format is always written as the constant Format and Start in UTC.
+// Format is always written as the constant Format, Start in UTC, and a zero
+// Iterations or Stride as the value it stands for.
 //
 // Write fails, writing nothing, when t breaks an invariant documented on its
 // fields (lengths, ranges, a non-finite counter); the error names the field.
@@ -43,8 +44,9 @@ func Write(w io.Writer, t *Trace) error {
 	}
 	bw := bufio.NewWriterSize(w, 64<<10)
 
-	h := wireHeader{Kind: kindHeader, Header: t.Header, Iterations: len(t.Latency)}
+	h := wireHeader{Kind: kindHeader, Header: t.Header, Samples: len(t.Latency)}
 	h.Format = Format
+	h.Iterations, h.Stride = h.iterations(len(t.Latency)), h.stride()
 	h.Start = h.Start.UTC()
 	if err := writeJSONLine(bw, &h); err != nil {
 		return err

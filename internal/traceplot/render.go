@@ -44,7 +44,7 @@ const (
 	labelP90         = "p90"
 	labelMedian      = "window median"
 	labelIteration   = "iteration"
-	labelNoGap       = "no gap injected: steps ran back to back"
+	labelNoGap       = "no gap in this trace: none injected, or not kept"
 	labelNoContenion = "no contention figures recorded"
 )
 
@@ -71,8 +71,7 @@ func Render(t *trace.Trace, path string) error {
 
 // WriteTrace draws t to w in format ("svg" or "png"); see Render.
 func WriteTrace(w io.Writer, t *trace.Trace, format string) error {
-	n := len(t.Latency)
-	if n == 0 {
+	if len(t.Latency) == 0 {
 		return errors.New("traceplot: the trace has no recorded iterations: nothing to draw (was b.N 0?)")
 	}
 	c, err := newCanvas(format, traceWidth, traceHeight)
@@ -81,7 +80,7 @@ func WriteTrace(w io.Writer, t *trace.Trace, format string) error {
 	}
 	panels := [][]*plot.Plot{{latencyPanel(t)}, {gapPanel(t)}, {contentionPanel(t)}}
 	for _, row := range panels {
-		row[0].X.Min, row[0].X.Max = 0, float64(n)
+		row[0].X.Min, row[0].X.Max = 0, float64(iterations(t))
 	}
 	tiles := draw.Tiles{
 		Rows: len(panels), Cols: 1,
@@ -99,6 +98,20 @@ func WriteTrace(w io.Writer, t *trace.Trace, format string) error {
 	return nil
 }
 
+// stride returns the number of iterations per sample of t.
+func stride(t *trace.Trace) int { return max(1, t.Header.Stride) }
+
+// iterations returns the number of recorded iterations of t.
+func iterations(t *trace.Trace) int {
+	if t.Header.Iterations > 0 {
+		return t.Header.Iterations
+	}
+	return len(t.Latency) * stride(t)
+}
+
+// xOf returns the iteration of sample k of t, as an x coordinate.
+func xOf(t *trace.Trace, k int) float64 { return float64(k * stride(t)) }
+
 // axisRange returns the y range to draw sorted values s (ns) in: the data's
 // range, unless the largest values are far above the rest (max > 3×p99),
 // in which case the top is 1.5×p99 and the values above it are clipped.
@@ -110,11 +123,11 @@ func axisRange(s []int64) (lo, hi float64, clipped bool) {
 	return lo, hi, false
 }
 
-// seriesPoints returns v (ns) as points in u: all of them, or for a long
-// series every stride-th one plus the maximum of each stride when it is
-// above spike (ns). Values above top (in u) are returned separately, at
-// top, to be drawn as clipped.
-func seriesPoints(v []int64, u unit, top float64, spike float64) (in, above plotter.XYs, stride int) {
+// seriesPoints returns v (ns, sample k at x = k×every) as points in u: all
+// of them, or for a long series every stride-th one plus the maximum of each
+// stride when it is above spike (ns). Values above top (in u) are returned
+// separately, at top, to be drawn as clipped.
+func seriesPoints(v []int64, every int, u unit, top float64, spike float64) (in, above plotter.XYs, stride int) {
 	stride = 1
 	if len(v) > maxPoints {
 		stride = (len(v) + maxPoints - 1) / maxPoints
@@ -122,10 +135,10 @@ func seriesPoints(v []int64, u unit, top float64, spike float64) (in, above plot
 	add := func(i int) {
 		y := float64(v[i]) / u.ns
 		if y > top {
-			above = append(above, plotter.XY{X: float64(i), Y: top})
+			above = append(above, plotter.XY{X: float64(i * every), Y: top})
 			return
 		}
-		in = append(in, plotter.XY{X: float64(i), Y: y})
+		in = append(in, plotter.XY{X: float64(i * every), Y: y})
 	}
 	for b := 0; b < len(v); b += stride {
 		add(b)
@@ -143,14 +156,15 @@ func seriesPoints(v []int64, u unit, top float64, spike float64) (in, above plot
 }
 
 // windows returns the windows to take medians over, as [start, end)
-// iteration ranges: those between the trace's boundaries, or, when it has
+// sample ranges: those between the trace's boundaries, or, when it has
 // fewer than two, about 50 equal windows.
 func windows(t *trace.Trace) [][2]int {
-	n := len(t.Latency)
+	n, st := len(t.Latency), stride(t)
 	var cuts []int
 	for _, b := range t.Boundaries {
-		if b.Iter > 0 && b.Iter < n && (len(cuts) == 0 || cuts[len(cuts)-1] != b.Iter) {
-			cuts = append(cuts, b.Iter)
+		k := (b.Iter + st - 1) / st // the first sample at or after the boundary
+		if k > 0 && k < n && (len(cuts) == 0 || cuts[len(cuts)-1] != k) {
+			cuts = append(cuts, k)
 		}
 	}
 	if len(cuts) == 0 {
@@ -269,26 +283,27 @@ func latencyPanel(t *trace.Trace) *plot.Plot {
 	// Shading first, so that the points are drawn over it.
 	if st.Found() {
 		if st.Start > 0 {
-			p.Add(rect(0, float64(st.Start), ymin, ymax, colorWarmup),
+			p.Add(rect(0, xOf(t, st.Start), ymin, ymax, colorWarmup),
 				text(0, labelY, labelWarmup, draw.XLeft, draw.YCenter, color.Black))
 		}
 		if st.End > st.Start {
-			p.Add(rect(float64(st.Start), float64(st.End), ymin, ymax, colorSteady),
-				text(float64(st.Start), labelY, fmt.Sprintf("%s window [%d, %d)", labelSteady, st.Start, st.End), draw.XLeft, draw.YCenter, color.Black))
+			from, to := int(xOf(t, st.Start)), min(int(xOf(t, st.End)), iterations(t))
+			p.Add(rect(float64(from), float64(to), ymin, ymax, colorSteady),
+				text(float64(from), labelY, fmt.Sprintf("%s window [%d, %d)", labelSteady, from, to), draw.XLeft, draw.YCenter, color.Black))
 		}
 	} else {
 		p.Add(text(0, labelY, labelNotReached, draw.XLeft, draw.YCenter, color.Black))
 	}
 	for _, c := range st.Changepoints {
-		p.Add(vline(float64(c), ymin, ymax, colorChange, []vg.Length{vg.Points(2), vg.Points(2)}))
+		p.Add(vline(xOf(t, c), ymin, ymax, colorChange, []vg.Length{vg.Points(2), vg.Points(2)}))
 	}
 
-	in, above, stride := seriesPoints(t.Latency, u, hi, quantile(s, 0.99))
+	in, above, every := seriesPoints(t.Latency, stride(t), u, hi, quantile(s, 0.99))
 	pts := scatter(in, colorSteps, draw.CircleGlyph{}, vg.Points(1.2))
 	p.Add(pts)
 	stepName := "step"
-	if stride > 1 {
-		stepName = fmt.Sprintf("step (1 in %d, and spikes above p99)", stride)
+	if k := every * stride(t); k > 1 {
+		stepName = fmt.Sprintf("step (1 in %d, and spikes above p99)", k)
 	}
 	p.Legend.Add(stepName, pts)
 	if len(above) > 0 {
@@ -304,7 +319,7 @@ func latencyPanel(t *trace.Trace) *plot.Plot {
 	var med plotter.XYs
 	for _, w := range windows(t) {
 		ws := sorted(t.Latency[w[0]:w[1]])
-		med = append(med, plotter.XY{X: float64(w[0]+w[1]) / 2, Y: quantile(ws, 0.5) / u.ns})
+		med = append(med, plotter.XY{X: (xOf(t, w[0]) + xOf(t, w[1])) / 2, Y: quantile(ws, 0.5) / u.ns})
 	}
 	if ml, err := plotter.NewLine(med); err == nil {
 		ml.Color, ml.Width = colorMedian, vg.Points(1.5)
@@ -315,7 +330,7 @@ func latencyPanel(t *trace.Trace) *plot.Plot {
 	if st.Found() && st.End > st.Start {
 		win := sorted(t.Latency[st.Start:st.End])
 		m, p90 := mean(win)/u.ns, quantile(win, 0.9)/u.ns
-		x0, x1 := float64(st.Start), float64(st.End)
+		x0, x1 := xOf(t, st.Start), math.Min(xOf(t, st.End), float64(iterations(t)))
 		ml := hline(x0, x1, m, colorMean, nil)
 		pl := hline(x0, x1, p90, colorP90, []vg.Length{vg.Points(4), vg.Points(2)})
 		p.Add(ml, pl)
@@ -328,43 +343,64 @@ func latencyPanel(t *trace.Trace) *plot.Plot {
 	return p
 }
 
-// gapPanel draws the achieved and requested gap over iterations.
+// gapPanel draws the achieved and requested gap over iterations, each when
+// the trace has it.
 func gapPanel(t *trace.Trace) *plot.Plot {
-	if t.Gap == nil {
+	if t.Gap == nil && t.Requested == nil {
 		p := newPanel("gap before each step", "gap")
-		p.Add(text(float64(len(t.Latency))/2, 0.5, labelNoGap, draw.XCenter, draw.YCenter, color.Black))
+		p.Add(text(float64(iterations(t))/2, 0.5, labelNoGap, draw.XCenter, draw.YCenter, color.Black))
 		p.Y.Min, p.Y.Max = 0, 1
 		p.Y.Tick.Marker = plot.ConstantTicks{}
 		return p
 	}
-	s, rs := sorted(t.Gap), sorted(t.Requested)
-	typical := quantile(rs, 0.5)
-	if typical == 0 {
-		typical = quantile(s, 0.5)
+	var s, rs []int64 // sorted achieved and requested gaps, when present
+	var parts []string
+	typical := 0.0
+	if t.Requested != nil {
+		rs = sorted(t.Requested)
+		typical = quantile(rs, 0.5)
+	}
+	if t.Gap != nil {
+		s = sorted(t.Gap)
+		if typical == 0 {
+			typical = quantile(s, 0.5)
+		}
 	}
 	u := unitFor(typical)
+	if s != nil {
+		parts = append(parts, "achieved median "+u.format(quantile(s, 0.5)))
+	}
+	if rs != nil {
+		parts = append(parts, "requested median "+u.format(quantile(rs, 0.5)))
+	}
+	if s != nil && rs != nil {
+		over := make([]int64, len(t.Gap))
+		for i := range over {
+			over[i] = t.Gap[i] - t.Requested[i]
+		}
+		parts = append(parts, "median overshoot "+formatNs(quantile(sorted(over), 0.5)))
+	}
 	all := sorted(append(slices.Clone(t.Gap), t.Requested...))
 	lo, hi, _ := axisRange(all)
 	lo, hi = lo/u.ns, hi/u.ns
-	over := make([]int64, len(t.Gap))
-	for i := range over {
-		over[i] = t.Gap[i] - t.Requested[i]
-	}
-	title := fmt.Sprintf("gap before each step: achieved median %s, requested median %s, median overshoot %s",
-		u.format(quantile(s, 0.5)), u.format(quantile(rs, 0.5)), formatNs(quantile(sorted(over), 0.5)))
-	p := newPanel(title, fmt.Sprintf("gap (%s)", u.name))
+	p := newPanel("gap before each step: "+strings.Join(parts, ", "), fmt.Sprintf("gap (%s)", u.name))
 
-	rin, rabove, _ := seriesPoints(t.Requested, u, hi, quantile(rs, 0.99))
-	req := scatter(append(rin, rabove...), colorRequested, draw.CircleGlyph{}, vg.Points(0.8))
-	in, above, _ := seriesPoints(t.Gap, u, hi, quantile(s, 0.99))
-	ach := scatter(in, colorSteps, draw.CircleGlyph{}, vg.Points(1.2))
-	p.Add(ach, req)
-	p.Legend.Add("achieved", ach)
-	p.Legend.Add("requested", req)
-	if len(above) > 0 {
-		clip := scatter(above, colorP90, draw.TriangleGlyph{}, vg.Points(2.5))
-		p.Add(clip)
-		p.Legend.Add(fmt.Sprintf("above the top (max %s)", formatNs(float64(s[len(s)-1]))), clip)
+	if s != nil {
+		in, above, _ := seriesPoints(t.Gap, stride(t), u, hi, quantile(s, 0.99))
+		ach := scatter(in, colorSteps, draw.CircleGlyph{}, vg.Points(1.2))
+		p.Add(ach)
+		p.Legend.Add("achieved", ach)
+		if len(above) > 0 {
+			clip := scatter(above, colorP90, draw.TriangleGlyph{}, vg.Points(2.5))
+			p.Add(clip)
+			p.Legend.Add(fmt.Sprintf("above the top (max %s)", formatNs(float64(s[len(s)-1]))), clip)
+		}
+	}
+	if rs != nil {
+		rin, rabove, _ := seriesPoints(t.Requested, stride(t), u, hi, quantile(rs, 0.99))
+		req := scatter(append(rin, rabove...), colorRequested, draw.CircleGlyph{}, vg.Points(0.8))
+		p.Add(req)
+		p.Legend.Add("requested", req)
 	}
 	span := hi - lo
 	if span == 0 {
@@ -417,7 +453,7 @@ func contentionPanel(t *trace.Trace) *plot.Plot {
 	}
 	p := newPanel(title, "figure")
 	if len(sortedNames) == 0 {
-		p.Add(text(float64(len(t.Latency))/2, 0.5, labelNoContenion, draw.XCenter, draw.YCenter, color.Black))
+		p.Add(text(float64(iterations(t))/2, 0.5, labelNoContenion, draw.XCenter, draw.YCenter, color.Black))
 		p.Y.Min, p.Y.Max = 0, 1
 		p.Y.Tick.Marker = plot.ConstantTicks{}
 		return p

@@ -153,7 +153,7 @@ func TestRenderNoGapNoContention(t *testing.T) {
 		tr.Boundaries[i].Contention = nil
 	}
 	svg := svgOf(t, tr)
-	assert.True(t, hasText(svg, "no gap injected: steps ran back to back"))
+	assert.True(t, hasText(svg, "no gap in this trace: none injected, or not kept"))
 	assert.True(t, hasText(svg, "no contention figures recorded"))
 	assert.True(t, hasText(svg, "psi_cpu_some_avg10"), "unavailable figures are named")
 	assert.False(t, hasText(svg, "achieved"))
@@ -220,4 +220,21 @@ func TestPreciseTicksTellMajorsApart(t *testing.T) {
 		assert.GreaterOrEqual(t, len(labels), 2, "range %v", r)
 		assert.Equal(t, len(labels), len(slices.Compact(slices.Clone(labels))), "range %v: labels %q", r, labels)
 	}
+}
+
+// TestRenderThinned draws a trace whose samples are every 4th iteration and
+// which kept no requested gaps: the x axis counts iterations, the steady
+// window is labelled in iterations (the axis reaches 1800), and the gap
+// panel shows what it has.
+func TestRenderThinned(t *testing.T) {
+	tr := synthetic("thinned", 500, warmup, trace.Steady{Class: "steady", Start: 100, End: 500})
+	tr.Header.Stride, tr.Header.Iterations = 4, 1998
+	tr.Requested = nil
+	tr.Boundaries = []trace.Boundary{{Iter: 0}, {Iter: 1000, Contention: map[string]float64{"load1": 1}}, {Iter: 1998, Contention: map[string]float64{"load1": 2}}}
+	svg := svgOf(t, tr)
+	for _, s := range []string{"steady window [400, 1998)", "warm-up", "achieved median", "1800"} {
+		assert.True(t, hasText(svg, s), "no text %q; texts: %q", s, texts(svg))
+	}
+	assert.False(t, hasText(svg, "requested"))
+	assert.False(t, hasText(svg, "overshoot"))
 }
