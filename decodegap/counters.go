@@ -6,6 +6,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/gapbench/gapbench/decodegap/internal/gap"
+	"github.com/gapbench/gapbench/hostmon"
 )
 
 // snapshot is the process's counters at one window boundary.
@@ -26,6 +27,9 @@ type snapshot struct {
 	// stop-the-world time from the runtime's pause histogram.
 	gcCycles  uint64
 	gcPauseNs float64
+	// host is the host's contention counters and this process's threads;
+	// nil when the host cannot be read.
+	host *hostmon.Snapshot
 	// costNs is how long taking this snapshot took.
 	costNs int64
 	// err is why the kernel counters could not be read, or nil.
@@ -36,6 +40,8 @@ type snapshot struct {
 // that a snapshot reuses them.
 type counterReader struct {
 	samples []metrics.Sample
+	// sampler snapshots the host; nil when it cannot be read.
+	sampler *hostmon.Sampler
 }
 
 const (
@@ -67,6 +73,9 @@ func (c *counterReader) take(s *snapshot, iter int) {
 	s.nvcsw = ru.Nvcsw
 	s.nivcsw = ru.Nivcsw
 	s.maxRSSBytes = ru.Maxrss * 1024 // Linux reports KiB
+	if c.sampler != nil {
+		s.host = c.sampler.Snapshot()
+	}
 	metrics.Read(c.samples)
 	if v := c.samples[0].Value; v.Kind() == metrics.KindUint64 {
 		s.gcCycles = v.Uint64()

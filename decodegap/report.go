@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gapbench/gapbench/decodegap/internal/steady"
+	"github.com/gapbench/gapbench/hostmon"
 )
 
 // report is what one call of Run found, ready to publish.
@@ -38,6 +39,16 @@ type report struct {
 
 	// counters is the process counters over the span they cover.
 	counters counterSpan
+
+	// host is the contention over the counter span, when hostOK; hostWhy
+	// says why it is unavailable otherwise. verdict screens it with screen.
+	host    hostmon.Span
+	hostOK  bool
+	hostWhy string
+	verdict hostmon.Verdict
+	screen  Screen
+	// census is the threads by phase and where the span's CPU went.
+	census census
 
 	// null is whether a null instance ran (Config.Null); nullRatio is its
 	// steady mean over the step's, nullSteady whether it reached a steady
@@ -105,6 +116,8 @@ func (r *runner) analyze() *report {
 		spanFrom = 2 * rep.from
 	}
 	rep.counters = r.span(spanFrom)
+	rep.screen = r.cfg.Screen
+	r.hostSpan(rep)
 	return rep
 }
 
@@ -119,6 +132,34 @@ func steadyWindow(rec *record, window int) (st steady.Result, reached bool, from
 		k0 = st.Start
 	}
 	return st, reached, k0 * rec.stride, rec.lat[k0:], rec.gap[k0:]
+}
+
+// hostSpan fills the contention figures, the screen's verdict and the
+// thread census for the counter span.
+func (r *runner) hostSpan(rep *report) {
+	if r.host == nil {
+		return
+	}
+	if r.host.sampler == nil {
+		rep.hostWhy = r.host.why
+		return
+	}
+	var first, last *snapshot
+	for k := range r.snaps {
+		if r.snaps[k].iter == rep.counters.from && first == nil {
+			first = &r.snaps[k]
+		}
+	}
+	if len(r.snaps) > 0 {
+		last = &r.snaps[len(r.snaps)-1]
+	}
+	if !rep.counters.ok || first == nil || first.host == nil || last.host == nil {
+		rep.hostWhy = "no host snapshots for the counter span"
+		return
+	}
+	rep.host, rep.hostOK = hostmon.Between(first.host, last.host), true
+	rep.verdict = rep.host.Screen(r.cfg.Screen.Thresholds)
+	rep.census = takeCensus(&r.phases, first.host.Tasks(), last.host.Tasks())
 }
 
 // summarize returns the mean and the 50th, 90th and 99th percentiles of xs
@@ -199,6 +240,9 @@ func (rep *report) publish(b reporter, log bool) {
 	if len(lines) > 0 {
 		b.Log(strings.Join(lines, "\n"))
 	}
+	if rep.hostOK && rep.verdict.Contended && rep.screen.FailContended {
+		b.Fatalf("decodegap.Run: the host was contended and Config.Screen.FailContended is set: %s", strings.Join(rep.verdict.Reasons, "; "))
+	}
 	if !rep.reached && rep.requireSteady {
 		b.Fatalf("decodegap.Run: steady state NOT REACHED and Config.RequireSteady is set: %s", rep.st.Reason)
 	}
@@ -235,6 +279,36 @@ func (rep *report) metrics() []metric {
 	if rep.null {
 		ms = append(ms, metric{rep.nullRatio, "null-ratio"})
 	}
+	if rep.hostOK {
+		h := &rep.host
+		for _, f := range []struct {
+			fig  hostmon.Figure
+			unit string
+			per  bool
+		}{
+			{h.ForeignBusyPct, "foreign-%", false},
+			{h.SiblingBusyPct, "sibling-%", false},
+			{h.StealPct, "steal-%", false},
+			{h.PSISomePct, "psi-some-%", false},
+			{h.Load1, "load1", false},
+			{h.ProcessRunQueueWaitNs, "runq-ns/op", true},
+		} {
+			if !f.fig.Available() {
+				continue
+			}
+			v := f.fig.Value
+			if f.per {
+				if rep.counters.iters() == 0 {
+					continue
+				}
+				v /= float64(rep.counters.iters())
+			}
+			ms = append(ms, metric{v, f.unit})
+		}
+		if rep.census.ok {
+			ms = append(ms, metric{float64(rep.census.threads()), "threads"})
+		}
+	}
 	c := &rep.counters
 	if c.ok && c.iters() > 0 && c.wallNs > 0 {
 		n := float64(c.iters())
@@ -267,6 +341,12 @@ func (rep *report) logLines() []string {
 		ls = append(ls, rep.nullLine())
 	}
 	ls = append(ls, rep.counterLines()...)
+	if l := rep.hostLine(); l != "" {
+		ls = append(ls, l)
+	}
+	if rep.hostOK {
+		ls = append(ls, rep.census.lines()...)
+	}
 	return ls
 }
 
@@ -338,6 +418,33 @@ func (rep *report) gapLine() string {
 		s += fmt.Sprintf("; the mean gap is %s (%.0f%%) longer than requested though the median is on time: some gaps were stretched (preemption or a busy host)", fmtNs(overMean), 100*overMean/rep.gapReq)
 	}
 	return s
+}
+
+// hostLine reports the contention over the counter span and the screen's
+// verdict.
+func (rep *report) hostLine() string {
+	if !rep.hostOK {
+		if rep.hostWhy == "" {
+			return ""
+		}
+		return "host: contention figures unavailable (" + rep.hostWhy + ")"
+	}
+	h := &rep.host
+	where := "CPUs " + h.CPUs.String()
+	s := fmt.Sprintf("host: %s over the counter span on %s: foreign %s, sibling %s, steal %s, PSI some %s, load1 %s, our run-queue wait %s",
+		rep.verdict, where, h.ForeignBusyPct, h.SiblingBusyPct, h.StealPct, h.PSISomePct, h.Load1, perOp(h.ProcessRunQueueWaitNs, rep.counters.iters()))
+	if rep.verdict.Contended && !rep.screen.FailContended {
+		s += "; figures measured in this weather are not comparable with a clean run's (Config.Screen.FailContended fails instead)"
+	}
+	return s
+}
+
+// perOp prints a nanosecond figure per op, or why it is unavailable.
+func perOp(f hostmon.Figure, n int) string {
+	if !f.Available() || n == 0 {
+		return f.String()
+	}
+	return fmtNs(f.Value/float64(n)) + "/op"
 }
 
 // counterLines reports the process counters and says which span they cover.

@@ -40,6 +40,17 @@ func Run(b *testing.B, cfg Config, step Step) {
 		b.Fatalf("decodegap.Run: %v", err)
 	}
 	r := newRunner(&cfg, n)
+	r.phases[phaseBefore] = selfTasks()
+	h, err := openHost(&cfg)
+	if err != nil {
+		b.Fatalf("decodegap.Run: %v", err)
+	}
+	defer func() {
+		if err := h.close(); err != nil {
+			b.Errorf("decodegap.Run: releasing Config.Budget's confinement: %v", err)
+		}
+	}()
+	r.host, r.cr.sampler = h, h.sampler
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	if err := r.waiter.Begin(); err != nil {
@@ -64,6 +75,8 @@ func Run(b *testing.B, cfg Config, step Step) {
 		r.nullRec = newRecord(n/2 + r.window)
 		r.rec = newRecord(n/2 + r.window)
 	}
+
+	r.phases[phaseSetup] = selfTasks()
 
 	b.ResetTimer()
 	if i, err := r.loop(step, null); err != nil {
@@ -94,6 +107,11 @@ type runner struct {
 	nextSnapNs int64
 	// requested sums the requested gaps of the recorded iterations (ns).
 	requested int64
+	// phases are the thread lists read at the ends of Run's phases, for the
+	// thread census; host is the confinement and sampler of the run (nil
+	// in Compare's blocks, which screen nothing).
+	phases phaseReadings
+	host   *hostRun
 }
 
 func newRunner(cfg *Config, n int) *runner {
@@ -148,6 +166,11 @@ func (r *runner) loop(step, null Step) (int, error) {
 		if err != nil {
 			return i, err
 		}
+	}
+	if warm > 0 && r.host != nil {
+		r.phases[phaseWarmup] = selfTasks()
+	} else {
+		r.phases[phaseWarmup] = r.phases[phaseSetup]
 	}
 	// untilBoundary counts down the steps left in the current window.
 	untilBoundary, block := 0, -1

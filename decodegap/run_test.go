@@ -41,6 +41,10 @@ func BenchmarkChild(b *testing.B) {
 		}}, func() error { return nil })
 	case "compare":
 		compareChild(b)
+	case "confined":
+		Run(b, Config{Budget: Budget{CPUs: []int{1}}, Gap: Gap{Kind: GapBusy, Mean: 50 * time.Microsecond}}, spinFor(20*time.Microsecond))
+	case "badbudget":
+		Run(b, Config{Budget: Budget{CPUs: []int{4096}}}, func() error { return nil })
 	case "badconfig":
 		Run(b, Config{Gap: Gap{Jitter: 2}}, func() error { return nil })
 	case "require":

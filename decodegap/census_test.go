@@ -1,0 +1,88 @@
+package decodegap
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gapbench/gapbench/hostmon"
+)
+
+func task(tid int, name string, cpu uint64) hostmon.Task {
+	return hostmon.Task{TID: tid, Name: name, OnCPUNanoseconds: cpu}
+}
+
+func TestCensusAttributesCPUToThePhaseThatCreatedTheThreads(t *testing.T) {
+	ph := phaseReadings{
+		phaseBefore: {task(1, "vad.test", 0), task(2, "vad.test", 0), task(3, "vad.test", 0)},
+		phaseSetup:  {task(1, "vad.test", 0), task(2, "vad.test", 0), task(3, "vad.test", 0), task(10, "vad.test", 0), task(11, "vad.test", 0)},
+		phaseWarmup: {task(1, "vad.test", 0), task(2, "vad.test", 0), task(3, "vad.test", 0), task(10, "vad.test", 0), task(11, "vad.test", 0)},
+	}
+	first := []hostmon.Task{task(1, "vad.test", 1000), task(2, "vad.test", 50), task(3, "vad.test", 7), task(10, "vad.test", 5000), task(11, "vad.test", 5000), task(12, "gone", 10)}
+	last := []hostmon.Task{task(1, "vad.test", 9000), task(2, "vad.test", 50), task(3, "vad.test", 7), task(10, "vad.test", 51000), task(11, "vad.test", 51000), task(20, "late", 0)}
+	c := takeCensus(&ph, first, last)
+	require.True(t, c.ok)
+	assert.Equal(t, [nPhases]int{3, 2, 0, 1}, c.count)
+	assert.Equal(t, uint64(8000+46000+46000), c.total)
+	assert.Equal(t, 1, c.exited)
+	ls := c.lines()
+	require.Len(t, ls, 2)
+	assert.Equal(t, "threads: 6 at the end (3 from before Run, 2 created at setup/open, 1 created while recorded); 1 exited during the counter span (their CPU is in cpu/wall but not below)", ls[0])
+	assert.Equal(t, "CPU by thread over the counter span: 92% in 2 threads created at setup/open (vad.test); 8% in 1 thread from before Run (vad.test); idle (no CPU in the span): 3 threads (late, vad.test ×2)", ls[1])
+}
+
+func TestCensusNoCPUAndUnavailable(t *testing.T) {
+	var ph phaseReadings
+	c := takeCensus(&ph, []hostmon.Task{task(1, "x", 5)}, []hostmon.Task{task(1, "x", 5)})
+	ls := c.lines()
+	assert.Contains(t, ls[1], "no thread ran in the counter span")
+	assert.NotContains(t, ls[0], "exited")
+
+	c = takeCensus(&ph, nil, []hostmon.Task{task(1, "x", 5)})
+	assert.Equal(t, []string{"threads: unavailable (the process's /proc/self/task could not be read)"}, c.lines())
+}
+
+func TestHostLineIsConditional(t *testing.T) {
+	rep := steadyReport()
+	assert.Empty(t, rep.hostLine(), "no host run, no line")
+	rep.hostWhy = "no /proc"
+	assert.Equal(t, "host: contention figures unavailable (no /proc)", rep.hostLine())
+
+	rep.hostOK = true
+	rep.host = hostmon.Span{
+		CPUs:                  hostmon.NewCPUSet(1),
+		ForeignBusyPct:        hostmon.Figure{Value: 91, Unit: "%"},
+		SiblingBusyPct:        hostmon.Figure{Reason: "no SMT"},
+		StealPct:              hostmon.Figure{Value: 0, Unit: "%"},
+		PSISomePct:            hostmon.Figure{Value: 3, Unit: "%"},
+		Load1:                 hostmon.Figure{Value: 1.5},
+		ProcessRunQueueWaitNs: hostmon.Figure{Value: 4e6, Unit: "ns"},
+	}
+	rep.verdict = rep.host.Screen(hostmon.Thresholds{})
+	require.True(t, rep.verdict.Contended)
+	line := rep.hostLine()
+	assert.Contains(t, line, "host: contended: foreign 91")
+	assert.Contains(t, line, "on CPUs 1")
+	assert.Contains(t, line, "our run-queue wait 2µs/op")
+	assert.Contains(t, line, "Config.Screen.FailContended fails instead")
+	var b fakeB
+	rep.publish(&b, true)
+	assert.Equal(t, 91.0, b.metrics["foreign-%"])
+	_, has := b.metrics["sibling-%"]
+	assert.False(t, has, "an unavailable figure is not reported as 0")
+	assert.Empty(t, b.fatal)
+
+	rep.screen.FailContended = true
+	assert.NotContains(t, rep.hostLine(), "fails instead")
+	b = fakeB{}
+	rep.publish(&b, true)
+	assert.Contains(t, b.fatal, "the host was contended and Config.Screen.FailContended is set: foreign 91")
+
+	rep.host.ForeignBusyPct.Value = 0.5
+	rep.host.Load1.Value = 0.1
+	rep.verdict = rep.host.Screen(hostmon.Thresholds{})
+	require.False(t, rep.verdict.Contended, rep.verdict.String())
+	assert.True(t, strings.HasPrefix(rep.hostLine(), "host: clean"), rep.hostLine())
+}

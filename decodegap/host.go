@@ -1,0 +1,124 @@
+package decodegap
+
+import (
+	"fmt"
+	"sync"
+
+	"github.com/gapbench/gapbench/hostmon"
+)
+
+// Budget confines a run to a set of CPUs (every thread of the process, so
+// that thread pools created later inherit it) and tells the contention
+// screen which CPUs, and which SMT siblings of them, to watch. The zero
+// Budget does not confine: the screen then watches every CPU the process may
+// run on.
+type Budget struct {
+	// Cores asks for that many physical cores, one logical CPU on each and
+	// never two SMT siblings of one core, chosen by
+	// hostmon.Topology.SelectBudget. It must be >= 0.
+	Cores int
+	// CPUs names the logical CPUs to confine to. When set it wins over
+	// Cores; each CPU must be online and allowed to this process.
+	CPUs []int
+}
+
+// Screen configures the contention screen that Run applies to the span its
+// counters cover.
+type Screen struct {
+	// Thresholds are the limits above which the span is called contended;
+	// zero fields take hostmon.DefaultThresholds.
+	Thresholds hostmon.Thresholds
+	// FailContended fails the benchmark when the span was contended, rather
+	// than logging the verdict beside the figures.
+	FailContended bool
+}
+
+// host is this process's view of the host, read once: the topology does not
+// change during a benchmark run.
+var host struct {
+	once sync.Once
+	fs   hostmon.FS
+	topo *hostmon.Topology
+	err  error
+}
+
+// hostInfo returns the host's FS and topology, or why they are unavailable.
+func hostInfo() (hostmon.FS, *hostmon.Topology, error) {
+	host.once.Do(func() {
+		host.fs, host.err = hostmon.DefaultFS()
+		if host.err == nil {
+			host.topo, host.err = host.fs.Topology()
+		}
+	})
+	return host.fs, host.topo, host.err
+}
+
+// hostRun is the host side of one Run: the confinement it applied and the
+// sampler it snapshots at window boundaries.
+type hostRun struct {
+	// sampler is nil when the host cannot be read; why says why.
+	sampler *hostmon.Sampler
+	why     string
+	conf    *hostmon.Confinement
+	budget  hostmon.Budget
+}
+
+// openHost confines the process as cfg.Budget asks and opens the sampler.
+// Only a failure to confine is an error: an unreadable host leaves the
+// contention figures "unavailable".
+func openHost(cfg *Config) (*hostRun, error) {
+	h := &hostRun{}
+	fs, topo, err := hostInfo()
+	if err != nil {
+		if len(cfg.Budget.CPUs) > 0 || cfg.Budget.Cores > 0 {
+			return nil, fmt.Errorf("Config.Budget needs the host's topology: %v", err)
+		}
+		h.why = err.Error()
+		return h, nil
+	}
+	switch {
+	case len(cfg.Budget.CPUs) > 0:
+		h.budget, err = topo.BudgetOf(hostmon.NewCPUSet(cfg.Budget.CPUs...))
+		if err != nil {
+			return nil, fmt.Errorf("Config.Budget.CPUs = %v: %v", cfg.Budget.CPUs, err)
+		}
+	case cfg.Budget.Cores > 0:
+		h.budget, err = topo.SelectBudget(cfg.Budget.Cores)
+		if err != nil {
+			return nil, fmt.Errorf("Config.Budget.Cores = %d: %v", cfg.Budget.Cores, err)
+		}
+	}
+	if len(h.budget.CPUs) > 0 {
+		h.conf, err = topo.Confine(h.budget.CPUs)
+		if err != nil {
+			return nil, fmt.Errorf("Config.Budget: confining to CPUs %v: %v", h.budget.CPUs, err)
+		}
+	}
+	h.sampler, err = hostmon.NewSampler(fs, h.budget.CPUs, h.budget.Siblings)
+	if err != nil {
+		h.why = err.Error()
+		h.sampler = nil
+	}
+	return h, nil
+}
+
+// close releases the confinement.
+func (h *hostRun) close() error {
+	if h.conf == nil {
+		return nil
+	}
+	return h.conf.Release()
+}
+
+// selfTasks reads this process's threads now, or nil.
+func selfTasks() []hostmon.Task {
+	fs, _, err := hostInfo()
+	if err != nil {
+		return nil
+	}
+	ts, err := fs.SelfTasks(nil)
+	if err != nil {
+		return nil
+	}
+	return ts
+}
