@@ -112,14 +112,14 @@ type RunError struct {
 	// Err is the failure: the *exec.ExitError, the start error, or a
 	// description when the process succeeded but printed no results.
 	Err error
-	// Output is the last lines of the process's standard error, or of its
-	// standard output when standard error was empty (a failing test binary
-	// prints its failures there).
+	// Output is the process's standard error, or its standard output when
+	// standard error was empty (a failing test binary prints its failures
+	// there): its first 5 and last 15 lines when longer than 21.
 	Output string
 }
 
 // Error names the arm, the round, the command line and the failure, followed
-// by the process's last output lines.
+// by the process's output (see Output).
 func (e *RunError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "arm %s, round %d: %s", e.Arm, e.Round, shellQuote(e.Args))
@@ -128,7 +128,7 @@ func (e *RunError) Error() string {
 	}
 	fmt.Fprintf(&b, ": %v", e.Err)
 	if e.Output != "" {
-		b.WriteString("; its last output:\n" + e.Output)
+		b.WriteString("; its output:\n" + e.Output)
 	}
 	return b.String()
 }
@@ -224,9 +224,9 @@ func (r *Runner) runOne(ctx context.Context, arm Arm, round, pos int) (Run, erro
 	screen.Verdict = strings.Join(strings.Fields(screen.Verdict), "-")
 
 	fail := func(err error) (Run, error) {
-		out := tail(stderr.String(), 20)
+		out := headTail(stderr.String(), 5, 15)
 		if strings.TrimSpace(out) == "" {
-			out = tail(stdout.String(), 20)
+			out = headTail(stdout.String(), 5, 15)
 		}
 		return Run{}, &RunError{Arm: arm.Name, Round: round, Args: arm.Args, Dir: arm.Dir, Err: err, Output: out}
 	}
@@ -270,12 +270,15 @@ func setFileConfig(res *benchfmt.Result, key, value string) {
 	res.Config = append(res.Config, benchfmt.Config{Key: key, Value: []byte(value), File: true})
 }
 
-// tail returns the last n lines of s.
-func tail(s string, n int) string {
+// headTail returns the first head and the last tail lines of s, with a
+// line saying how many were left out between them: the cause of a failure
+// is often first (a flag error before the usage text), its context last.
+func headTail(s string, head, tail int) string {
 	s = strings.TrimRight(s, "\n")
 	lines := strings.Split(s, "\n")
-	if len(lines) > n {
-		lines = append([]string{fmt.Sprintf("[… %d earlier lines]", len(lines)-n)}, lines[len(lines)-n:]...)
+	if len(lines) > head+tail+1 {
+		mid := fmt.Sprintf("[… %d lines left out]", len(lines)-head-tail)
+		lines = append(append(lines[:head:head], mid), lines[len(lines)-tail:]...)
 	}
 	return strings.Join(lines, "\n")
 }

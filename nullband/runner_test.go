@@ -136,7 +136,7 @@ func TestRunnerStopsAtFailingRun(t *testing.T) {
 	require.ErrorAs(t, err, &ee)
 	assert.Equal(t, 3, ee.ExitCode())
 	assert.Equal(t, "child: step 17 failed: boom", re.Output)
-	assert.Equal(t, fmt.Sprintf("arm bad, round 1: %s -fail: exit status 3; its last output:\nchild: step 17 failed: boom", os.Args[0]), err.Error())
+	assert.Equal(t, fmt.Sprintf("arm bad, round 1: %s -fail: exit status 3; its output:\nchild: step 17 failed: boom", os.Args[0]), err.Error())
 	// The runs before it in round 1 finished and were written.
 	before := 0
 	for _, a := range plan.Order[0] {
@@ -193,3 +193,13 @@ func TestRunnerInterrupted(t *testing.T) {
 type lineHook struct{ fn func(string) }
 
 func (h *lineHook) Write(p []byte) (int, error) { h.fn(string(p)); return len(p), nil }
+
+func TestHeadTail(t *testing.T) {
+	var lines []string
+	for i := 1; i <= 30; i++ {
+		lines = append(lines, fmt.Sprint(i))
+	}
+	got := headTail(strings.Join(lines, "\n")+"\n", 5, 15)
+	assert.Equal(t, "1\n2\n3\n4\n5\n[… 10 lines left out]\n16\n17\n18\n19\n20\n21\n22\n23\n24\n25\n26\n27\n28\n29\n30", got)
+	assert.Equal(t, strings.Join(lines[:21], "\n"), headTail(strings.Join(lines[:21], "\n"), 5, 15), "21 lines are kept whole")
+}

@@ -40,7 +40,7 @@ func WriteTable(w io.Writer, rows []Judged, base string) error {
 	if len(rows) > 0 {
 		v := rows[0].Verdict
 		fmt.Fprintf(&b, "\nB/A is the median of per-round ratios over accepted rounds with its %.0f%% CI; the null band spans %.0f%% of accepted rounds' A'/A (A' = a second %s process in the same round); p is benchstat's U-test over all rounds.\n",
-			100*v.Ratio.Confidence, 100*v.Band.Coverage, base)
+			100*v.Confidence, 100*v.Band.Coverage, base)
 	}
 	for _, r := range rows {
 		fmt.Fprintf(&b, "%s %s %s: %s: %s\n", r.Set.Benchmark, r.Set.Unit, r.Set.Candidate, r.Verdict.Kind, r.Verdict.Reason)

@@ -230,6 +230,9 @@ type Verdict struct {
 	// Reason says why, in words, with the numbers it rests on and the
 	// setting that would change it.
 	Reason string
+	// Confidence is the level of every confidence interval in the
+	// verdict (Options.Confidence).
+	Confidence float64
 	// Ratio is the median over accepted rounds of the per-round ratio B/A,
 	// with its confidence interval (benchmath.AssumeNothing on the
 	// ratios). Pairing by round cancels the weather that A and B shared.
@@ -281,7 +284,7 @@ func Judge(s Samples, opt Options) (Verdict, error) {
 			n, len(s.Candidate), len(s.Null), len(s.Round))
 	}
 
-	v := Verdict{Rounds: make([]RoundStatus, n)}
+	v := Verdict{Confidence: opt.Confidence, Rounds: make([]RoundStatus, n)}
 	var ratios, nulls []float64
 	lo, hi := 1/opt.RejectRatio, opt.RejectRatio
 	for i := range n {

@@ -1,0 +1,452 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/perf/benchfmt"
+
+	"github.com/gapbench/gapbench/hostmon"
+	"github.com/gapbench/gapbench/nullband"
+)
+
+func init() {
+	commands["interleave"] = command{
+		summary: "run test binaries as A/B arms plus a null arm, interleaved per round, and judge B/A",
+		run:     runInterleave,
+	}
+}
+
+const interleaveUsage = `usage: decodegap interleave [flags] base=TARGET cand=TARGET [more=TARGET ...]
+
+Runs every arm once per round, each run a separate process with -test.count=1,
+in an order drawn afresh each round, for -rounds rounds. A null arm (a second
+process of the first arm, the base) runs in every round; how far it strays from
+the base is the null band every other arm is judged against.
+
+TARGET is a test binary (./old.test) or a package directory (./pkg), which is
+built first with 'go test -c' and run in its directory. Arguments after the
+target, inside the same shell word, go to that arm only:
+  'new=./pkg -work=110'
+
+Results go to -o as Go benchmark format, one block per run as it finishes (an
+interrupt loses nothing finished), with arm:, round: and screen: lines:
+  go tool benchstat -col 'arm@(base cand null)' -ignore round,screen FILE
+  go tool benchstat -col 'arm@(base cand null)' -ignore round,screen -filter screen:clean FILE
+(the command prints these lines with the real arm names at the end)
+At the end the verdict table is printed on stdout; progress goes to stderr.
+
+Exit status: 0 when every round ran, 1 when a run failed (its command line and
+output are shown), 2 for bad usage, 130 when interrupted.
+
+flags:
+`
+
+// interleaveFlags are the command's settings.
+type interleaveFlags struct {
+	rounds    int
+	seed      uint64
+	out       string
+	bench     string
+	benchtime string
+	run       string
+	units     string
+	null      string
+	reject    float64
+	maxBand   float64
+	lock      bool
+	lockPath  string
+	screen    bool
+}
+
+func runInterleave(args []string, stdout, stderr io.Writer) int {
+	var f interleaveFlags
+	fs := flag.NewFlagSet("interleave", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, interleaveUsage)
+		fs.PrintDefaults()
+	}
+	fs.IntVar(&f.rounds, "rounds", 10, "number of `rounds`; the verdict needs ≥ 6 accepted rounds for a 95% CI")
+	fs.Uint64Var(&f.seed, "seed", 0, "`seed` of the per-round order; 0 draws one (it is printed, and written to the output)")
+	fs.StringVar(&f.out, "o", "", "output `file` (Go benchmark format); must not exist; default interleave-YYYYMMDD-HHMMSS.txt")
+	fs.StringVar(&f.bench, "bench", ".", "benchmark `regexp`, passed as -test.bench")
+	fs.StringVar(&f.benchtime, "benchtime", "", "passed as -test.benchtime when set (e.g. 1000x: the same work in every run)")
+	fs.StringVar(&f.run, "run", "^$", "test `regexp`, passed as -test.run (the default runs no tests)")
+	fs.StringVar(&f.units, "unit", "sec/op", "comma-separated `units` to judge (benchfmt's tidied units: ns/op is sec/op)")
+	fs.StringVar(&f.null, "null", "null", "`name` of the null arm")
+	fs.Float64Var(&f.reject, "reject", 1.25, "reject a round whose null/base ratio is outside [1/`ratio`, ratio]")
+	fs.Float64Var(&f.maxBand, "max-band", 1.10, "widest null band (`ratio`, 1.10 = ±10%) that can still call a ratio inside it noise")
+	fs.BoolVar(&f.lock, "lock", true, "hold the host lock while running (see 'decodegap lock')")
+	fs.StringVar(&f.lockPath, "lock-path", hostmon.DefaultLockPath(), "host lock `file`")
+	fs.BoolVar(&f.screen, "screen", true, "screen the host for contention over each run (screen: line)")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	usageErr := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "decodegap interleave: "+format+"\n", a...)
+		fmt.Fprintln(stderr, "run 'decodegap interleave -h' for usage")
+		return 2
+	}
+	if fs.NArg() < 2 {
+		return usageErr("give at least two arms, base first: old=./old.test new=./new.test (for an A/A check, the same target twice: a=./x.test b=./x.test)")
+	}
+	if f.rounds < 1 {
+		return usageErr("-rounds %d: need at least 1 (6 or more for a verdict)", f.rounds)
+	}
+	if f.reject <= 1 {
+		return usageErr("-reject %v must be > 1, e.g. 1.25 (±25%%)", f.reject)
+	}
+	if f.maxBand <= 1 {
+		return usageErr("-max-band %v must be > 1, e.g. 1.10 (±10%%)", f.maxBand)
+	}
+	specs, err := parseArms(fs.Args(), f.null)
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	if f.seed == 0 {
+		f.seed = rand.Uint64()
+	}
+	if f.out == "" {
+		f.out = "interleave-" + time.Now().Format("20060102-150405") + ".txt"
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	// Build package arms: each directory once.
+	tmp, err := os.MkdirTemp("", "decodegap-interleave-")
+	if err != nil {
+		fmt.Fprintf(stderr, "decodegap interleave: %v\n", err)
+		return 1
+	}
+	defer os.RemoveAll(tmp)
+	built := map[string]string{}
+	for i := range specs {
+		s := &specs[i]
+		if !s.isPkg {
+			continue
+		}
+		bin, ok := built[s.target]
+		if !ok {
+			bin = filepath.Join(tmp, fmt.Sprintf("arm%d.test", i))
+			fmt.Fprintf(stderr, "building %s: go test -c -o %s %s\n", s.name, bin, s.target)
+			cmd := exec.CommandContext(ctx, "go", "test", "-c", "-o", bin, ".")
+			cmd.Dir = s.target
+			if out, err := cmd.CombinedOutput(); err != nil {
+				fmt.Fprintf(stderr, "decodegap interleave: arm %s: go test -c in %s failed (%v):\n%s", s.name, s.target, err, out)
+				return 1
+			}
+			if _, err := os.Stat(bin); err != nil {
+				fmt.Fprintf(stderr, "decodegap interleave: arm %s: %s has no test files, so go test -c built nothing: give a package with a Benchmark in a _test.go file\n", s.name, s.target)
+				return 1
+			}
+			built[s.target] = bin
+		}
+		s.program, s.dir = bin, s.target
+	}
+
+	testArgs := []string{"-test.run=" + f.run, "-test.bench=" + f.bench, "-test.count=1"}
+	if f.benchtime != "" {
+		testArgs = append(testArgs, "-test.benchtime="+f.benchtime)
+	}
+	arms := make([]nullband.Arm, len(specs))
+	for i, s := range specs {
+		arms[i] = nullband.Arm{Name: s.name, Args: append(append([]string{s.program}, testArgs...), s.args...), Dir: s.dir}
+	}
+	plan, err := nullband.NewPlan(arms, f.rounds, f.seed)
+	if err != nil {
+		return usageErr("%v", err)
+	}
+
+	file, err := os.OpenFile(f.out, os.O_WRONLY|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o644)
+	if err != nil {
+		if errors.Is(err, os.ErrExist) {
+			return usageErr("-o %s: the file exists; give another name, or remove it", f.out)
+		}
+		fmt.Fprintf(stderr, "decodegap interleave: -o: %v\n", err)
+		return 1
+	}
+	defer file.Close()
+
+	if f.lock {
+		l, err := hostmon.Lock(ctx, f.lockPath, stderr)
+		if err != nil {
+			fmt.Fprintf(stderr, "decodegap interleave: taking the host lock %s: %v (or run with -lock=false)\n", f.lockPath, err)
+			return lockExit(ctx)
+		}
+		defer l.Unlock()
+	}
+
+	// The header: which arms, which seed, the plan. Comment lines that
+	// benchfmt readers skip.
+	var hdr bytes.Buffer
+	fmt.Fprintf(&hdr, "# decodegap interleave: %d rounds, seed %d, base %s, null %s = a second process of %s\n", f.rounds, f.seed, specs[0].name, f.null, specs[0].name)
+	for _, a := range arms {
+		fmt.Fprintf(&hdr, "# arm %s: %s", a.Name, strings.Join(a.Args, " "))
+		if a.Dir != "" {
+			fmt.Fprintf(&hdr, " (in %s)", a.Dir)
+		}
+		hdr.WriteByte('\n')
+	}
+	for _, line := range strings.Split(strings.TrimSpace(plan.String()), "\n") {
+		fmt.Fprintf(&hdr, "# order %s\n", line)
+	}
+	hdr.WriteByte('\n')
+	if _, err := file.Write(hdr.Bytes()); err != nil {
+		fmt.Fprintf(stderr, "decodegap interleave: writing %s: %v\n", f.out, err)
+		return 1
+	}
+	fmt.Fprintf(stderr, "decodegap interleave: %d runs (%d arms × %d rounds, seed %d) into %s\n", plan.Runs(), len(arms), f.rounds, f.seed, f.out)
+
+	runner := &nullband.Runner{Plan: plan, Out: file, Progress: stderr}
+	if f.screen {
+		sc, why := newScreener()
+		if sc != nil {
+			runner.Screener = sc
+		} else {
+			runner.NoScreen = why
+			fmt.Fprintf(stderr, "decodegap interleave: screen: unavailable: %s\n", why)
+		}
+	} else {
+		runner.NoScreen = "screening turned off (-screen=false)"
+	}
+
+	runs, runErr := runner.Run(ctx)
+	status := 0
+	if runErr != nil {
+		var re *nullband.RunError
+		switch {
+		case errors.As(runErr, &re):
+			fmt.Fprintf(stderr, "decodegap interleave: a run failed, so the rest were not run: %v\n", runErr)
+			fmt.Fprintf(stderr, "decodegap interleave: the %d finished runs are in %s\n", len(runs), f.out)
+			return 1
+		case ctx.Err() != nil:
+			fmt.Fprintf(stderr, "decodegap interleave: %v; the %d finished runs are in %s\n", runErr, len(runs), f.out)
+			status = 130
+		default:
+			fmt.Fprintf(stderr, "decodegap interleave: %v\n", runErr)
+			return 1
+		}
+	}
+	if len(runs) == 0 {
+		return status
+	}
+	names := make([]string, len(specs))
+	for i, s := range specs {
+		names[i] = s.name
+	}
+	if err := judgeFile(f, names, stdout); err != nil {
+		fmt.Fprintf(stderr, "decodegap interleave: %v\n", err)
+		if status == 0 {
+			status = 1
+		}
+	}
+	return status
+}
+
+// lockExit is the exit status when the host lock could not be taken: 130
+// when interrupted while waiting, 1 otherwise.
+func lockExit(ctx context.Context) int {
+	if ctx.Err() != nil {
+		return 130
+	}
+	return 1
+}
+
+// judgeFile reads the output file back, judges every candidate arm against
+// the base and the null band, and prints the verdict table.
+func judgeFile(f interleaveFlags, arms []string, stdout io.Writer) error {
+	base := arms[0]
+	data, err := os.ReadFile(f.out)
+	if err != nil {
+		return err
+	}
+	rd := benchfmt.NewReader(bytes.NewReader(data), f.out)
+	var results []*benchfmt.Result
+	for rd.Scan() {
+		if r, ok := rd.Result().(*benchfmt.Result); ok {
+			results = append(results, r.Clone())
+		}
+	}
+	if err := rd.Err(); err != nil {
+		return err
+	}
+	var units []string
+	for _, u := range strings.Split(f.units, ",") {
+		if u = strings.TrimSpace(u); u != "" {
+			units = append(units, u)
+		}
+	}
+	sets, err := nullband.Collect(results, base, f.null, units)
+	if err != nil {
+		return err
+	}
+	if len(sets) == 0 {
+		return fmt.Errorf("%s holds no %s values to judge: choose -unit from the units the benchmarks report", f.out, f.units)
+	}
+	opt := nullband.Options{RejectRatio: f.reject, MaxBand: f.maxBand,
+		Knobs: nullband.Knobs{Rounds: "-rounds", RejectRatio: "-reject", MaxBand: "-max-band"}}
+	rows := make([]nullband.Judged, 0, len(sets))
+	for _, s := range sets {
+		v, err := nullband.Judge(s.Samples, opt)
+		if err != nil {
+			return err
+		}
+		rows = append(rows, nullband.Judged{Set: s, Verdict: v})
+	}
+	if err := nullband.WriteTable(stdout, rows, base); err != nil {
+		return err
+	}
+	ignore := "round,screen"
+	if pkgsDiffer(results) {
+		ignore += ",pkg"
+	}
+	// benchstat compares against the first column; name the order, or the
+	// arm that happened to run first would be the base.
+	col := fmt.Sprintf("'arm@(%s)'", strings.Join(arms, " "))
+	fmt.Fprintf(stdout, "\nbenchstat: go tool benchstat -col %s -ignore %s %s\n", col, ignore, f.out)
+	fmt.Fprintf(stdout, "clean runs only: go tool benchstat -col %s -ignore %s -filter screen:clean %s\n", col, ignore, f.out)
+	return nil
+}
+
+// pkgsDiffer reports whether the results name more than one pkg: (arms
+// built from different packages), which benchstat would otherwise split
+// into separate tables.
+func pkgsDiffer(results []*benchfmt.Result) bool {
+	seen := map[string]bool{}
+	for _, r := range results {
+		seen[r.GetConfig("pkg")] = true
+	}
+	return len(seen) > 1
+}
+
+// armSpec is one parsed name=TARGET [args] argument.
+type armSpec struct {
+	name, target string
+	args         []string
+	isPkg        bool
+	// program and dir are what runs: the binary (built for a package) and
+	// its directory ("" for the current one).
+	program, dir string
+}
+
+// parseArms parses the arm arguments and appends the null arm, a copy of the
+// first.
+func parseArms(args []string, null string) ([]armSpec, error) {
+	var specs []armSpec
+	seen := map[string]bool{null: true}
+	for _, a := range args {
+		name, rest, ok := strings.Cut(a, "=")
+		fields := strings.Fields(rest)
+		if !ok || name == "" || strings.ContainsAny(name, " \t") || len(fields) == 0 {
+			return nil, fmt.Errorf("arm %q: write name=TARGET, e.g. new=./new.test or new=./pkg", a)
+		}
+		if seen[name] {
+			if name == null {
+				return nil, fmt.Errorf("arm %q: %q is the null arm's name; rename the arm, or the null arm with -null", a, name)
+			}
+			return nil, fmt.Errorf("arm %q: two arms are named %q; give each its own name", a, name)
+		}
+		seen[name] = true
+		s := armSpec{name: name, target: fields[0], args: fields[1:]}
+		for _, x := range s.args {
+			if strings.HasPrefix(x, "-test.count") || strings.HasPrefix(x, "--test.count") {
+				return nil, fmt.Errorf("arm %q: interleave runs each arm once per run (-test.count=1); use -rounds for more samples", a)
+			}
+		}
+		st, err := os.Stat(s.target)
+		switch {
+		case err != nil:
+			return nil, fmt.Errorf("arm %s: %v: TARGET must be a test binary or a package directory", name, err)
+		case st.IsDir():
+			s.isPkg = true
+			abs, err := filepath.Abs(s.target)
+			if err != nil {
+				return nil, err
+			}
+			s.target = abs
+		case st.Mode()&0o111 == 0:
+			return nil, fmt.Errorf("arm %s: %s is not executable: build it with go test -c -o %s, or give the package directory", name, s.target, s.target)
+		default:
+			abs, err := filepath.Abs(s.target)
+			if err != nil {
+				return nil, err
+			}
+			s.program = abs
+		}
+		specs = append(specs, s)
+	}
+	n := specs[0]
+	n.name = null
+	return append(specs, n), nil
+}
+
+// childAwareScreener screens each run with hostmon's Sampler, leaving the
+// child's own CPU time out of foreign busy (the Sampler subtracts only this
+// process's time, and the child is a separate process).
+type childAwareScreener struct {
+	sampler *hostmon.Sampler
+}
+
+// newScreener returns the host's screener, or nil and why there is none.
+func newScreener() (nullband.Screener, string) {
+	fs, err := hostmon.DefaultFS()
+	if err != nil {
+		return nil, err.Error()
+	}
+	s, err := hostmon.NewSampler(fs, nil, nil)
+	if err != nil {
+		return nil, err.Error()
+	}
+	return childAwareScreener{s}, ""
+}
+
+// Begin takes a snapshot; the returned function takes another and screens
+// the span between them.
+func (c childAwareScreener) Begin() func(time.Duration) nullband.ScreenResult {
+	a := c.sampler.Snapshot()
+	return func(childCPU time.Duration) nullband.ScreenResult {
+		sp := hostmon.Between(a, c.sampler.Snapshot())
+		sp = withoutChild(sp, childCPU)
+		return screenResult(sp, sp.Screen(hostmon.Thresholds{}))
+	}
+}
+
+// withoutChild subtracts the child's CPU time from the span's foreign busy.
+func withoutChild(sp hostmon.Span, childCPU time.Duration) hostmon.Span {
+	if !sp.ForeignBusyPct.Available() || sp.Seconds <= 0 || len(sp.CPUs) == 0 {
+		return sp
+	}
+	childPct := 100 * childCPU.Seconds() / (sp.Seconds * float64(len(sp.CPUs)))
+	sp.ForeignBusyPct.Value = max(0, sp.ForeignBusyPct.Value-childPct)
+	return sp
+}
+
+// screenResult turns hostmon's verdict into the one-word screen: value and
+// its detail line.
+func screenResult(sp hostmon.Span, v hostmon.Verdict) nullband.ScreenResult {
+	detail := fmt.Sprintf("%s (CPUs %s over %.2fs)", v, sp.CPUs, sp.Seconds)
+	switch {
+	case v.Contended:
+		return nullband.ScreenResult{Verdict: "contended", Detail: detail}
+	case len(v.Unscreened) > 0:
+		return nullband.ScreenResult{Verdict: "clean", Detail: detail}
+	}
+	return nullband.ScreenResult{Verdict: "clean"}
+}

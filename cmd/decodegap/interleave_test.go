@@ -1,0 +1,278 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/perf/benchfmt"
+	"golang.org/x/perf/benchmath"
+	"golang.org/x/perf/benchunit"
+
+	"github.com/gapbench/gapbench/hostmon"
+	"github.com/gapbench/gapbench/nullband"
+)
+
+const examplePkg = "../../examples/interleave"
+
+func readResults(t *testing.T, path string) []*benchfmt.Result {
+	t.Helper()
+	f, err := os.Open(path)
+	require.NoError(t, err)
+	defer f.Close()
+	rd := benchfmt.NewReader(f, path)
+	var out []*benchfmt.Result
+	for rd.Scan() {
+		switch rec := rd.Result().(type) {
+		case *benchfmt.Result:
+			out = append(out, rec.Clone())
+		case *benchfmt.SyntaxError:
+			t.Fatalf("%s does not parse: %v", path, rec)
+		}
+	}
+	require.NoError(t, rd.Err())
+	return out
+}
+
+// A real run: the example package built by go test -c, three arms (base,
+// 10% more work, null), six rounds, parsed back with benchfmt.
+func TestInterleaveRealRun(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out.txt")
+	var stdout, stderr bytes.Buffer
+	code := dispatch([]string{"interleave", "-rounds", "6", "-seed", "7", "-benchtime", "200x", "-o", out,
+		"-lock-path", filepath.Join(dir, "lock"),
+		"old=" + examplePkg, "new=" + examplePkg + " -work=110"}, &stdout, &stderr)
+	require.Equal(t, 0, code, "stderr:\n%s", stderr.String())
+
+	res := readResults(t, out)
+	require.Len(t, res, 18, "3 arms × 6 rounds, one result each")
+	perArm := map[string]int{}
+	var order [][]string // order[r] = arms of round r+1 in file order
+	for _, r := range res {
+		arm, round := r.GetConfig("arm"), r.GetConfig("round")
+		perArm[arm]++
+		assert.Contains(t, []string{"clean", "contended", "unavailable"}, r.GetConfig("screen"))
+		assert.Equal(t, "Step-2", string(r.Name.Full()))
+		_, ok := r.Value("sec/op")
+		assert.True(t, ok)
+		var ri int
+		fmt.Sscan(round, &ri)
+		for len(order) < ri {
+			order = append(order, nil)
+		}
+		order[ri-1] = append(order[ri-1], arm)
+	}
+	assert.Equal(t, map[string]int{"old": 6, "new": 6, "null": 6}, perArm)
+
+	// The order is the seeded plan's: a permutation per round, and no arm
+	// twice in a row across a round boundary.
+	plan, err := nullband.NewPlan([]nullband.Arm{{Name: "old", Args: []string{"x"}}, {Name: "new", Args: []string{"x"}}, {Name: "null", Args: []string{"x"}}}, 6, 7)
+	require.NoError(t, err)
+	distinct := map[string]bool{}
+	for r, o := range order {
+		var want []string
+		for _, a := range plan.Order[r] {
+			want = append(want, plan.Arms[a].Name)
+		}
+		assert.Equal(t, want, o, "round %d", r+1)
+		assert.ElementsMatch(t, []string{"old", "new", "null"}, o)
+		distinct[strings.Join(o, " ")] = true
+		if r > 0 {
+			assert.NotEqual(t, order[r-1][2], o[0], "round %d starts with the arm that ended round %d", r+1, r)
+		}
+	}
+	assert.Greater(t, len(distinct), 1, "the order changes between rounds")
+	data, err := os.ReadFile(out)
+	require.NoError(t, err)
+	assert.Contains(t, string(data), "# order round 1: "+strings.Join(order[0], " ")+"\n")
+	assert.Contains(t, string(data), "# decodegap interleave: 6 rounds, seed 7, base old, null null = a second process of old\n")
+
+	// Progress: one line per run on stderr.
+	assert.Regexp(t, regexp.MustCompile(`(?m)^round 1/6  arm \w+ \(1/3\)  elapsed \S+  ETA unknown$`), stderr.String())
+	assert.Regexp(t, regexp.MustCompile(`(?m)^round 6/6  arm \w+ \(3/3\)  elapsed \S+  ETA \S+$`), stderr.String())
+	assert.Contains(t, stderr.String(), "decodegap interleave: 18 runs (3 arms × 6 rounds, seed 7) into "+out)
+
+	// The table's medians are benchstat's (benchmath over the same file).
+	vals := map[string][]float64{}
+	for _, r := range res {
+		v, _ := r.Value("sec/op")
+		vals[r.GetConfig("arm")] = append(vals[r.GetConfig("arm")], v)
+	}
+	med := func(arm string) string {
+		s := benchmath.AssumeNothing.Summary(benchmath.NewSample(append([]float64(nil), vals[arm]...), &benchmath.DefaultThresholds), 0.95)
+		return benchunit.Scale(s.Center, benchunit.Decimal)
+	}
+	table := stdout.String()
+	assert.Regexp(t, regexp.MustCompile(`(?m)^benchmark +unit +arm +old +arm value +B/A +CI +null band +MDE +p +verdict$`), table)
+	assert.Regexp(t, regexp.MustCompile(`(?m)^Step-2 +sec/op +new +`+regexp.QuoteMeta(med("old"))+` +`+regexp.QuoteMeta(med("new"))+` +\d\.\d{3} +\S+ +\S+ +\S+ +\d\.\d{3} +(inside|outside|unmeasurable)$`), table)
+	assert.Regexp(t, regexp.MustCompile(`(?m)^Step-2 sec/op new: (inside|outside|unmeasurable): .+$`), table)
+	assert.Contains(t, table, "benchstat: go tool benchstat -col 'arm@(old new null)' -ignore round,screen "+out+"\n")
+
+	// benchstat itself, on the file, with the command we print.
+	bs := exec.Command("go", "tool", "benchstat", "-col", "arm@(old new null)", "-ignore", "round,screen", out)
+	bsOut, err := bs.CombinedOutput()
+	require.NoError(t, err, "%s", bsOut)
+	m := regexp.MustCompile(`Step-2 +(\S+)µ ± \S+ +(\S+)µ ± `).FindStringSubmatch(string(bsOut))
+	require.Len(t, m, 3, "%s", bsOut)
+	for i, arm := range []string{"old", "new"} {
+		var got float64
+		fmt.Sscan(m[i+1], &got)
+		want := benchmath.AssumeNothing.Summary(benchmath.NewSample(vals[arm], &benchmath.DefaultThresholds), 0.95).Center
+		assert.InDelta(t, want*1e6, got, want*1e6*0.001, "benchstat's %s median", arm)
+	}
+	assert.Equal(t, 1, strings.Count(string(bsOut), "Step-2"), "one table, one row: arms are columns\n%s", bsOut)
+}
+
+func TestInterleaveFailingArm(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out.txt")
+	var stdout, stderr bytes.Buffer
+	code := dispatch([]string{"interleave", "-rounds", "3", "-seed", "1", "-benchtime", "10x", "-o", out, "-lock=false", "-screen=false",
+		"old=" + examplePkg, "bad=" + examplePkg + " -work=lots"}, &stdout, &stderr)
+	assert.Equal(t, 1, code)
+	e := stderr.String()
+	assert.Regexp(t, regexp.MustCompile(`decodegap interleave: a run failed, so the rest were not run: arm bad, round 1: \S+\.test '-test\.run=\^\$' -test\.bench=\. -test\.count=1 -test\.benchtime=10x -work=lots \(in \S+/examples/interleave\): exit status 2; its output:\ninvalid value "lots" for flag -work`), e)
+	assert.Contains(t, e, `invalid value "lots" for flag -work`)
+	assert.Regexp(t, regexp.MustCompile(`the \d finished runs are in `+regexp.QuoteMeta(out)), e)
+	assert.Empty(t, stdout.String(), "no verdict after a failure")
+	res := readResults(t, out)
+	for _, r := range res {
+		assert.Equal(t, "1", r.GetConfig("round"))
+		assert.NotEqual(t, "bad", r.GetConfig("arm"))
+		assert.Equal(t, "unavailable", r.GetConfig("screen"))
+	}
+	data, _ := os.ReadFile(out)
+	if len(res) > 0 {
+		assert.Contains(t, string(data), "screen unavailable: screening turned off (-screen=false)")
+	}
+}
+
+func TestInterleaveUsageErrors(t *testing.T) {
+	dir := t.TempDir()
+	exists := filepath.Join(dir, "exists.txt")
+	require.NoError(t, os.WriteFile(exists, nil, 0o644))
+	plain := filepath.Join(dir, "plain")
+	require.NoError(t, os.WriteFile(plain, nil, 0o644))
+	exe := filepath.Join(dir, "x.test")
+	require.NoError(t, os.WriteFile(exe, []byte("#!/bin/sh\n"), 0o755))
+	for _, c := range []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"a=" + exe}, "give at least two arms, base first: old=./old.test new=./new.test (for an A/A check, the same target twice: a=./x.test b=./x.test)"},
+		{[]string{"a" + exe, "b=" + exe}, fmt.Sprintf("arm %q: write name=TARGET, e.g. new=./new.test or new=./pkg", "a"+exe)},
+		{[]string{"a=" + exe, "a=" + exe}, fmt.Sprintf(`arm "a=%s": two arms are named "a"; give each its own name`, exe)},
+		{[]string{"a=" + exe, "null=" + exe}, fmt.Sprintf(`arm "null=%s": "null" is the null arm's name; rename the arm, or the null arm with -null`, exe)},
+		{[]string{"a=" + exe, "b=" + exe + " -test.count=3"}, fmt.Sprintf(`arm "b=%s -test.count=3": interleave runs each arm once per run (-test.count=1); use -rounds for more samples`, exe)},
+		{[]string{"a=" + exe, "b=" + plain}, fmt.Sprintf("arm b: %s is not executable: build it with go test -c -o %s, or give the package directory", plain, plain)},
+		{[]string{"a=" + exe, "b=" + filepath.Join(dir, "missing")}, fmt.Sprintf("arm b: stat %s: no such file or directory: TARGET must be a test binary or a package directory", filepath.Join(dir, "missing"))},
+		{[]string{"-rounds", "0", "a=" + exe, "b=" + exe}, "-rounds 0: need at least 1 (6 or more for a verdict)"},
+		{[]string{"-reject", "1", "a=" + exe, "b=" + exe}, "-reject 1 must be > 1, e.g. 1.25 (±25%)"},
+		{[]string{"-max-band", "0.9", "a=" + exe, "b=" + exe}, "-max-band 0.9 must be > 1, e.g. 1.10 (±10%)"},
+		{[]string{"-o", exists, "-lock=false", "a=" + exe, "b=" + exe}, fmt.Sprintf("-o %s: the file exists; give another name, or remove it", exists)},
+	} {
+		var stdout, stderr bytes.Buffer
+		code := dispatch(append([]string{"interleave"}, c.args...), &stdout, &stderr)
+		assert.Equal(t, 2, code, "%v", c.args)
+		assert.Equal(t, "decodegap interleave: "+c.msg+"\nrun 'decodegap interleave -h' for usage\n", stderr.String(), "%v", c.args)
+	}
+	var stdout, stderr bytes.Buffer
+	assert.Equal(t, 0, dispatch([]string{"interleave", "-h"}, &stdout, &stderr))
+	assert.Contains(t, stderr.String(), "usage: decodegap interleave [flags] base=TARGET cand=TARGET")
+	assert.Contains(t, stderr.String(), "-rounds rounds")
+}
+
+// A package without test files builds nothing; the message says so.
+func TestInterleaveNoTestFiles(t *testing.T) {
+	dir := t.TempDir()
+	pkg := filepath.Join(dir, "notests")
+	require.NoError(t, os.Mkdir(pkg, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(pkg, "go.mod"), []byte("module notests\ngo 1.26\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(pkg, "a.go"), []byte("package notests\n"), 0o644))
+	var stdout, stderr bytes.Buffer
+	code := dispatch([]string{"interleave", "-o", filepath.Join(dir, "o.txt"), "-lock=false",
+		"a=" + pkg, "b=" + pkg}, &stdout, &stderr)
+	assert.Equal(t, 1, code, stderr.String())
+	assert.Contains(t, stderr.String(), "decodegap interleave: arm a: "+pkg+" has no test files")
+	assert.Contains(t, stderr.String(), "has no test files, so go test -c built nothing: give a package with a Benchmark in a _test.go file")
+}
+
+// SIGINT to the running command: every finished run is in the file and it
+// parses; the exit status says it was interrupted.
+func TestInterleaveInterrupt(t *testing.T) {
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "decodegap")
+	build := exec.Command("go", "build", "-o", bin, ".")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	exBin := filepath.Join(dir, "ex.test")
+	build = exec.Command("go", "test", "-c", "-o", exBin, examplePkg)
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go test -c: %v\n%s", err, out)
+	}
+	out := filepath.Join(dir, "out.txt")
+	cmd := exec.Command(bin, "interleave", "-rounds", "100", "-benchtime", "2000x", "-o", out, "-lock=false",
+		"a="+exBin, "b="+exBin+" -work=110")
+	stderr, err := cmd.StderrPipe()
+	require.NoError(t, err)
+	var stdout bytes.Buffer
+	cmd.Stdout = &stdout
+	require.NoError(t, cmd.Start())
+	sc := bufio.NewScanner(stderr)
+	var lines []string
+	for sc.Scan() {
+		lines = append(lines, sc.Text())
+		if strings.HasPrefix(sc.Text(), "round 3/100 ") {
+			require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
+			break
+		}
+	}
+	rest, _ := io.ReadAll(stderr)
+	err = cmd.Wait()
+	var ee *exec.ExitError
+	require.ErrorAs(t, err, &ee, "stderr:\n%s\n%s", strings.Join(lines, "\n"), rest)
+	assert.Equal(t, 130, ee.ExitCode())
+	assert.Regexp(t, regexp.MustCompile(`decodegap interleave: interrupted in round 3, arm \w+, after \d+ of 300 runs: context canceled; the (\d+) finished runs are in `+regexp.QuoteMeta(out)), string(rest))
+	m := regexp.MustCompile(`the (\d+) finished runs`).FindStringSubmatch(string(rest))
+	require.Len(t, m, 2)
+	res := readResults(t, out)
+	assert.Equal(t, m[1], fmt.Sprint(len(res)), "every finished run is in the file")
+	assert.GreaterOrEqual(t, len(res), 6, "two whole rounds at least")
+	for _, r := range res {
+		_, ok := r.Value("sec/op")
+		assert.True(t, ok)
+	}
+	assert.Contains(t, stdout.String(), "Step-2  ", "a partial verdict is printed")
+}
+
+func TestWithoutChild(t *testing.T) {
+	sp := hostmon.Span{Seconds: 2, CPUs: hostmon.NewCPUSet(0, 1), ForeignBusyPct: hostmon.Figure{Value: 60, Unit: "%"}}
+	// The child used 2 s of CPU over 2 s on 2 CPUs: 50 of the 60%.
+	got := withoutChild(sp, 2*time.Second)
+	assert.InDelta(t, 10, got.ForeignBusyPct.Value, 1e-9)
+	assert.InDelta(t, 0, withoutChild(sp, 4*time.Second).ForeignBusyPct.Value, 1e-9, "clamped at 0")
+	un := hostmon.Span{Seconds: 2, CPUs: hostmon.NewCPUSet(0), ForeignBusyPct: hostmon.Figure{Unit: "%", Reason: "no /proc/stat"}}
+	assert.Equal(t, un, withoutChild(un, time.Second), "an unavailable figure stays unavailable")
+
+	clean := screenResult(got, hostmon.Verdict{})
+	assert.Equal(t, nullband.ScreenResult{Verdict: "clean"}, clean)
+	bad := screenResult(got, hostmon.Verdict{Contended: true, Reasons: []string{"foreign 22% on CPUs 0,1 > 5%"}})
+	assert.Equal(t, "contended", bad.Verdict)
+	assert.Equal(t, "contended: foreign 22% on CPUs 0,1 > 5% (CPUs 0,1 over 2.00s)", bad.Detail)
+	part := screenResult(got, hostmon.Verdict{Unscreened: []string{"steal: unavailable (no /proc/stat)"}})
+	assert.Equal(t, "clean", part.Verdict)
+	assert.Equal(t, "clean (not screened: steal: unavailable (no /proc/stat)) (CPUs 0,1 over 2.00s)", part.Detail)
+}
