@@ -111,4 +111,3 @@ func TestCompareSummaryWithoutNullArm(t *testing.T) {
 	assert.Equal(t, "order (Config.Seed = 0): b a | a b", lines[0])
 	assert.Contains(t, lines[1], "verdicts: none without a null arm (Config.NoNullArm is set)")
 }
-

@@ -136,6 +136,19 @@ type Config struct {
 	// must exceed to be more than noise. Run closes the instance before it
 	// returns.
 	Null Opener
+	// Open, when set, opens the step, and Run's step argument must be nil.
+	// Run calls it after reading the process's threads, so the threads the
+	// open creates (an engine's thread pool) are attributed to it in the
+	// thread census, and closes the step before returning. Sessions needs
+	// it to open one instance per session.
+	Open Opener
+	// Parity, when set, runs once before the warm-up: a check that the
+	// step's output is right (e.g. the same as a reference configuration's)
+	// before it is timed. An error stops the benchmark, quoting it.
+	Parity func() error
+	// Counters are user counters read at window boundaries and reported per
+	// op over the counter span (see Counter).
+	Counters []Counter
 	// Budget confines the run to CPUs (see Budget); the zero Budget does
 	// not confine.
 	Budget Budget
@@ -191,6 +204,9 @@ func (c *Config) validate(n int) error {
 		return fmt.Errorf("Config.Budget.Cores = %d: want >= 0 (0: no confinement)", c.Budget.Cores)
 	case c.Window != 0 && c.Window < 4:
 		return fmt.Errorf("Config.Window = %d: want 0 (default %d) or >= 4", c.Window, defaultWindow)
+	}
+	if err := validateCounters(c.Counters); err != nil {
+		return err
 	}
 	for i, d := range g.Trace {
 		if d < 0 {

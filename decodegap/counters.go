@@ -30,6 +30,9 @@ type snapshot struct {
 	// host is the host's contention counters and this process's threads;
 	// nil when the host cannot be read.
 	host *hostmon.Snapshot
+	// userVals and userErrs are Config.Counters' values at the boundary.
+	userVals []float64
+	userErrs []error
 	// costNs is how long taking this snapshot took.
 	costNs int64
 	// err is why the kernel counters could not be read, or nil.
@@ -42,6 +45,8 @@ type counterReader struct {
 	samples []metrics.Sample
 	// sampler snapshots the host; nil when it cannot be read.
 	sampler *hostmon.Sampler
+	// user is Config.Counters.
+	user []Counter
 }
 
 const (
@@ -49,8 +54,9 @@ const (
 	metricGCPauses = "/sched/pauses/total/gc:seconds"
 )
 
-func newCounterReader() *counterReader {
-	return &counterReader{samples: []metrics.Sample{{Name: metricGCCycles}, {Name: metricGCPauses}}}
+// newMetricSamples returns the runtime/metrics samples a snapshot reads.
+func newMetricSamples() []metrics.Sample {
+	return []metrics.Sample{{Name: metricGCCycles}, {Name: metricGCPauses}}
 }
 
 // take fills s for a boundary after iter recorded iterations.
@@ -75,6 +81,10 @@ func (c *counterReader) take(s *snapshot, iter int) {
 	s.maxRSSBytes = ru.Maxrss * 1024 // Linux reports KiB
 	if c.sampler != nil {
 		s.host = c.sampler.Snapshot()
+	}
+	if len(c.user) > 0 {
+		s.userVals, s.userErrs = make([]float64, len(c.user)), make([]error, len(c.user))
+		readCounters(c.user, s.userVals, s.userErrs)
 	}
 	metrics.Read(c.samples)
 	if v := c.samples[0].Value; v.Kind() == metrics.KindUint64 {

@@ -39,4 +39,3 @@ func TestBudgetErrorsNameTheField(t *testing.T) {
 	c := Config{Budget: Budget{Cores: -1}}
 	assert.EqualError(t, c.validate(10), "Config.Budget.Cores = -1: want >= 0 (0: no confinement)")
 }
-

@@ -49,6 +49,8 @@ type report struct {
 	screen  Screen
 	// census is the threads by phase and where the span's CPU went.
 	census census
+	// user is Config.Counters over the counter span.
+	user []userSpan
 
 	// null is whether a null instance ran (Config.Null); nullRatio is its
 	// steady mean over the step's, nullSteady whether it reached a steady
@@ -74,17 +76,19 @@ type counterSpan struct {
 	ok bool
 	// why is the reason the counters are unavailable, when !ok.
 	why string
-	// from and to are the recorded iterations the span covers.
-	from, to int
-	wallNs   int64
-	cpuNs    int64
-	userNs   int64
-	sysNs    int64
-	nvcsw    int64
-	nivcsw   int64
-	maxRSS   int64
-	gcCycles uint64
-	gcPause  float64
+	// from and to are the recorded iterations the span covers; first and
+	// last the snapshots it runs between.
+	from, to    int
+	first, last *snapshot
+	wallNs      int64
+	cpuNs       int64
+	userNs      int64
+	sysNs       int64
+	nvcsw       int64
+	nivcsw      int64
+	maxRSS      int64
+	gcCycles    uint64
+	gcPause     float64
 }
 
 // iters returns the number of iterations the span covers.
@@ -116,6 +120,9 @@ func (r *runner) analyze() *report {
 		spanFrom = 2 * rep.from
 	}
 	rep.counters = r.span(spanFrom)
+	if rep.counters.ok && len(r.cfg.Counters) > 0 {
+		rep.user = userSpans(r.cfg.Counters, rep.counters.first, rep.counters.last, rep.counters.iters())
+	}
 	rep.screen = r.cfg.Screen
 	r.hostSpan(rep)
 	return rep
@@ -215,6 +222,7 @@ func (r *runner) span(from int) counterSpan {
 	return counterSpan{
 		ok:   true,
 		from: first.iter, to: last.iter,
+		first: first, last: last,
 		wallNs: last.wallNs - first.wallNs,
 		cpuNs:  last.cpuNs - first.cpuNs,
 		userNs: last.userNs - first.userNs,
@@ -309,6 +317,11 @@ func (rep *report) metrics() []metric {
 			ms = append(ms, metric{float64(rep.census.threads()), "threads"})
 		}
 	}
+	for _, u := range rep.user {
+		if u.err == "" && rep.counters.iters() > 0 {
+			ms = append(ms, metric{u.delta / float64(rep.counters.iters()), u.name + "/op"})
+		}
+	}
 	c := &rep.counters
 	if c.ok && c.iters() > 0 && c.wallNs > 0 {
 		n := float64(c.iters())
@@ -341,6 +354,9 @@ func (rep *report) logLines() []string {
 		ls = append(ls, rep.nullLine())
 	}
 	ls = append(ls, rep.counterLines()...)
+	if l := userLine(rep.user, rep.counters.iters()); l != "" {
+		ls = append(ls, l)
+	}
 	if l := rep.hostLine(); l != "" {
 		ls = append(ls, l)
 	}

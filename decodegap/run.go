@@ -32,8 +32,11 @@ const counterBudget = 0.01
 // ten lines of a benchmark's log.
 func Run(b *testing.B, cfg Config, step Step) {
 	b.Helper()
-	if step == nil {
-		b.Fatalf("decodegap.Run: step is nil: pass the function that runs one step")
+	switch {
+	case step == nil && cfg.Open == nil:
+		b.Fatalf("decodegap.Run: step is nil: pass the function that runs one step, or set Config.Open")
+	case step != nil && cfg.Open != nil:
+		b.Fatalf("decodegap.Run: both step and Config.Open are set: pass nil as the step when Config.Open opens it")
 	}
 	n := b.N
 	if err := cfg.validate(n); err != nil {
@@ -51,6 +54,25 @@ func Run(b *testing.B, cfg Config, step Step) {
 		}
 	}()
 	r.host, r.cr.sampler = h, h.sampler
+	if cfg.Open != nil {
+		st, closeStep, err := cfg.Open()
+		if err != nil {
+			b.Fatalf("decodegap.Run: opening the step (Config.Open): %v", err)
+		}
+		if closeStep != nil {
+			defer func() {
+				if err := closeStep(); err != nil {
+					b.Errorf("decodegap.Run: closing the step (Config.Open): %v", err)
+				}
+			}()
+		}
+		step = st
+	}
+	if cfg.Parity != nil {
+		if err := cfg.Parity(); err != nil {
+			b.Fatalf("decodegap.Run: parity check failed (Config.Parity), nothing was timed: %v", err)
+		}
+	}
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	if err := r.waiter.Begin(); err != nil {
@@ -126,7 +148,7 @@ func newRunner(cfg *Config, n int) *runner {
 		seq:    gap.NewSequence(spec),
 		waiter: gap.NewWaiter(spec),
 		rec:    newRecord(n),
-		cr:     newCounterReader(),
+		cr:     &counterReader{samples: newMetricSamples(), user: cfg.Counters},
 		snaps:  make([]snapshot, 0, 64),
 	}
 }

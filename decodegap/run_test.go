@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -45,6 +46,18 @@ func BenchmarkChild(b *testing.B) {
 		Run(b, Config{Budget: Budget{CPUs: []int{1}}, Gap: Gap{Kind: GapBusy, Mean: 50 * time.Microsecond}}, spinFor(20*time.Microsecond))
 	case "badbudget":
 		Run(b, Config{Budget: Budget{CPUs: []int{4096}}}, func() error { return nil })
+	case "open":
+		var steps float64
+		Run(b, Config{
+			Window: 8,
+			Open: func() (Step, func() error, error) {
+				return func() error { steps++; return nil }, func() error { b.Log("step closed"); return nil }, nil
+			},
+			Counters: []Counter{{Name: "steps", Read: func() (float64, error) { return steps, nil }}},
+		}, nil)
+	case "parity":
+		Run(b, Config{Parity: func() error { return errors.New("output 0 differs at frame 3: 0.5 vs 0.25") }},
+			func() error { b.Log("step ran"); return nil })
 	case "badconfig":
 		Run(b, Config{Gap: Gap{Jitter: 2}}, func() error { return nil })
 	case "require":

@@ -1,0 +1,93 @@
+package decodegap
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// fakeCounter is a counter whose value the test sets; probe adds probeStep.
+type fakeCounter struct {
+	v         float64
+	probeStep float64
+	err       error
+}
+
+func (f *fakeCounter) counter(name string, withProbe bool) Counter {
+	c := Counter{Name: name, Read: func() (float64, error) { return f.v, f.err }}
+	if withProbe {
+		c.Probe = func() { f.v += f.probeStep }
+	}
+	return c
+}
+
+func TestUserCountersSayWhichZero(t *testing.T) {
+	moving := &fakeCounter{}
+	quietAlive := &fakeCounter{probeStep: 3}
+	dead := &fakeCounter{}
+	unprobed := &fakeCounter{}
+	broken := &fakeCounter{err: errors.New("perf_event_open: permission denied")}
+	cs := []Counter{
+		moving.counter("misses", true),
+		quietAlive.counter("faults", true),
+		dead.counter("dead", true),
+		unprobed.counter("plain", false),
+		broken.counter("broken", true),
+	}
+	first, last := &snapshot{}, &snapshot{}
+	first.userVals, first.userErrs = make([]float64, 5), make([]error, 5)
+	readCounters(cs, first.userVals, first.userErrs)
+	moving.v += 500
+	last.userVals, last.userErrs = make([]float64, 5), make([]error, 5)
+	readCounters(cs, last.userVals, last.userErrs)
+
+	us := userSpans(cs, first, last, 100)
+	require.Len(t, us, 5)
+	assert.Equal(t, 500.0, us[0].delta)
+	assert.Equal(t, "true", us[1].zero)
+	assert.Equal(t, 3.0, us[1].probeMoved)
+	assert.Equal(t, "dead", us[2].zero)
+	assert.Equal(t, "unverified", us[3].zero)
+	assert.Contains(t, us[4].err, "permission denied")
+
+	line := userLine(us, 100)
+	assert.Equal(t, "counters: misses 5/op; "+
+		"faults 0/op (a true zero: its Counter.Probe moved it by 3); "+
+		"dead 0/op (a dead instrument: its Counter.Probe did not move it either); "+
+		"plain 0/op (unverified: set Counter.Probe to tell a true zero from a dead counter); "+
+		"broken unavailable (perf_event_open: permission denied)", line)
+
+	rep := steadyReport()
+	rep.counters.first, rep.counters.last = first, last
+	rep.user = us
+	var b fakeB
+	rep.publish(&b, true)
+	assert.Equal(t, 500.0/2000, b.metrics["misses/op"])
+	assert.Equal(t, 0.0, b.metrics["dead/op"])
+	_, has := b.metrics["broken/op"]
+	assert.False(t, has, "an unreadable counter is not reported as 0")
+}
+
+func TestValidateCounters(t *testing.T) {
+	read := func() (float64, error) { return 0, nil }
+	assert.EqualError(t, validateCounters([]Counter{{Name: "a b", Read: read}}), `Config.Counters[0].Name = "a b": want a non-empty name without white space`)
+	assert.EqualError(t, validateCounters([]Counter{{Name: "x"}}), `Config.Counters[0].Read (counter "x") is nil: give the function that reads it`)
+	assert.EqualError(t, validateCounters([]Counter{{Name: "x", Read: read}, {Name: "x", Read: read}}), `Config.Counters[1].Name = "x" is used twice`)
+	assert.NoError(t, validateCounters(nil))
+}
+
+func TestRunWithOpenParityAndCounters(t *testing.T) {
+	out, err := runChild(t, "open", "256x")
+	require.NoError(t, err, out)
+	assert.Regexp(t, `[\d.]+ steps/op`, out)
+	assert.Contains(t, out, "counters: steps 1/op")
+	assert.Contains(t, out, "threads: ")
+	assert.Contains(t, out, "step closed", "Run closes what Config.Open opened")
+
+	out, err = runChild(t, "parity", "16x")
+	require.Error(t, err)
+	assert.Contains(t, out, "decodegap.Run: parity check failed (Config.Parity), nothing was timed: output 0 differs at frame 3: 0.5 vs 0.25")
+	assert.NotContains(t, out, "step ran")
+}
