@@ -13,7 +13,7 @@ import (
 
 func init() {
 	commands["plot"] = command{
-		summary: "draw a trace (DECODEGAP_TRACE) as an SVG or PNG picture",
+		summary: "draw a trace (" + trace.EnvDir + ") as an SVG or PNG picture",
 		run:     runPlot,
 	}
 }
@@ -64,7 +64,7 @@ func runPlot(args []string, stdout, stderr io.Writer) int {
 	}
 	switch {
 	case len(traces) == 0:
-		return usageErr("no TRACE given: name a trace file written with DECODEGAP_TRACE=DIR")
+		return usageErr("no TRACE given: name a trace file written with " + trace.EnvDir + "=DIR")
 	case *out != "" && len(traces) > 1:
 		return usageErr(fmt.Sprintf("-o names one picture but %d traces were given: drop -o to draw each beside its trace", len(traces)))
 	}

@@ -160,12 +160,12 @@ func TestRenderNoGapNoContention(t *testing.T) {
 }
 
 func TestRenderLongAndSpiky(t *testing.T) {
-	n := 20 * maxPoints
+	n := 4 * maxPoints
 	tr := synthetic("long", n, flat, trace.Steady{Class: "steady", Start: 0, End: n})
 	tr.Latency[n/2] = 100e6 // one 100 ms stall among 250 µs steps
 	svg := svgOf(t, tr)
-	assert.Less(t, len(svg), 3_000_000, "a long series is drawn as an envelope, not point by point")
-	assert.True(t, hasText(svg, "1 in 20, and spikes above p99"), "texts: %q", texts(svg))
+	assert.Less(t, len(svg), 2_000_000, "a long series is drawn thinned, not point by point")
+	assert.True(t, hasText(svg, "1 in 4, and spikes above p99"), "texts: %q", texts(svg))
 	assert.True(t, hasText(svg, "above the top (max 100 ms)"), "texts: %q", texts(svg))
 	assert.True(t, hasText(svg, "p90 "), "the stall does not hide the steady figures")
 }
@@ -237,4 +237,17 @@ func TestRenderThinned(t *testing.T) {
 	}
 	assert.False(t, hasText(svg, "requested"))
 	assert.False(t, hasText(svg, "overshoot"))
+}
+
+func TestRenderBeside(t *testing.T) {
+	dir := t.TempDir()
+	tr := synthetic("beside", 64, flat, trace.Steady{Class: "steady", Start: 0, End: 64})
+	tp, err := trace.WriteFile(dir, tr)
+	require.NoError(t, err)
+	pic, err := RenderBeside(tr, tp)
+	require.NoError(t, err)
+	assert.Equal(t, filepath.Join(dir, "BenchmarkSynthetic.beside.count0.svg"), pic)
+	b, err := os.ReadFile(pic)
+	require.NoError(t, err)
+	assert.True(t, hasText(string(b), "steady window [0, 64)"))
 }
