@@ -68,9 +68,15 @@ func runPlot(args []string, stdout, stderr io.Writer) int {
 	case *out != "" && len(traces) > 1:
 		return usageErr(fmt.Sprintf("-o names one picture but %d traces were given: drop -o to draw each beside its trace", len(traces)))
 	}
+	formatSet := false
+	fs.Visit(func(f *flag.Flag) { formatSet = formatSet || f.Name == "format" })
 	if *out != "" {
-		if _, err := traceplot.FormatOf(*out); err != nil {
+		f, err := traceplot.FormatOf(*out)
+		if err != nil {
 			return usageErr(err.Error())
+		}
+		if formatSet && f != *format {
+			return usageErr(fmt.Sprintf("-format %s but -o %s: the extension of -o sets the format; drop -format", *format, *out))
 		}
 	} else if !validFormat(*format) {
 		return usageErr(fmt.Sprintf("-format %q: use one of %s", *format, strings.Join(traceplot.Formats, ", ")))

@@ -79,6 +79,7 @@ func TestPlotErrors(t *testing.T) {
 		{"unknown format", []string{"-format", "gif", plotFixture}, 2, `-format "gif": use one of svg, png`},
 		{"missing file", []string{filepath.Join(dir, "nope.jsonl")}, 1, "no such file"},
 		{"truncated trace", []string{bad}, 1, bad + ":1: 0 samples, the header says 5: the file is truncated"},
+		{"-format against -o", []string{"-format", "png", plotFixture, "-o", filepath.Join(dir, "x.svg")}, 2, "drop -format"},
 		{"unknown flag", []string{"-x", plotFixture}, 2, "flag provided but not defined: -x"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
