@@ -44,7 +44,7 @@
 // A reader must ignore fields it does not know; lines of an unknown kind
 // are skipped, so a later gapbench-trace/1 writer may add them.
 //
-// An example, shortened:
+// An example, shortened (ExampleWrite shows a whole file):
 //
 //	{"kind":"header","format":"gapbench-trace/1","benchmark":"BenchmarkVAD/gap=32ms","count":0,"start":"2026-11-30T05:40:00Z","go_version":"go1.26.8","goos":"linux","goarch":"amd64","config":{"gap.mean":"32ms","window":"32"},"host":"2 CPUs, 2 cores, 1 L3","iterations":2000,"stride":1,"steady":{"class":"steady","start":320,"end":2000,"changepoints":[320],"reason":"windows 10-62 within 1.5% of their median"},"samples":2000}
 //	{"kind":"boundary","iter":0,"time_ns":0,"counters":{"cpu_user_ns":1200000,"threads":7},"unavailable":{"psi_cpu_some_avg10":"no /proc/pressure/cpu: kernel without PSI"}}
