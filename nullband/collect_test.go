@@ -93,7 +93,7 @@ func TestWriteTable(t *testing.T) {
 	}, "old"))
 	out := b.String()
 	lines := strings.Split(out, "\n")
-	assert.Regexp(t, `^benchmark +unit +arm +old +arm value +B/A +CI +null band +MDE +p +verdict$`, lines[0])
+	assert.Regexp(t, `^benchmark +unit +arm +A=old +B=arm +B/A +CI +null band +MDE +p +verdict$`, lines[0])
 	assert.Regexp(t, `^Step-2 +sec/op +new +\S+ +\S+ +1\.1\d\d +1\.\d{3}–1\.\d{3} +0\.9\d\d–1\.0\d\d +±\d+\.\d% +0\.\d{3} +outside$`, lines[1])
 	assert.Regexp(t, `^Step-2 +sec/op +same .* inside$`, lines[2])
 	assert.Contains(t, out, "Step-2 sec/op new: outside: B/A 1.1")

@@ -17,13 +17,13 @@ type Judged struct {
 }
 
 // WriteTable writes the verdict table: one row per Judged (benchmark, unit,
-// arm, the base and candidate medians in benchstat's notation, B/A with its
+// arm, the base (A) and candidate (B) medians in benchstat's notation, B/A with its
 // confidence interval, the null band, the minimal detectable effect,
 // benchstat's p-value and the verdict), then each row's reason, then every
 // rejected round with its reason. base names the base arm in the header.
 func WriteTable(w io.Writer, rows []Judged, base string) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "benchmark\tunit\tarm\t%s\tarm value\tB/A\tCI\tnull band\tMDE\tp\tverdict\n", base)
+	fmt.Fprintf(tw, "benchmark\tunit\tarm\tA=%s\tB=arm\tB/A\tCI\tnull band\tMDE\tp\tverdict\n", base)
 	for _, r := range rows {
 		v := r.Verdict
 		cls := benchunit.ClassOf(r.Set.Unit)

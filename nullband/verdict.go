@@ -67,9 +67,9 @@ type Options struct {
 	// ratio inside it is unmeasurable: the band is wider than MaxBand.
 	// Zero means 1.10.
 	MaxBand float64
-	// MaxRejected is the largest share of rounds that may be rejected
-	// before the whole run is unmeasurable. Zero means 0.25; 1 never
-	// gives up.
+	// MaxRejected is the largest share of complete rounds (every value
+	// present and positive) that may be rejected for their A'/A before the
+	// whole run is unmeasurable. Zero means 0.25; 1 never gives up.
 	MaxRejected float64
 	// RegimeGap is the factor by which the gap between two regimes must
 	// exceed the spread inside each of them; see Regimes. Zero means 3.
@@ -253,8 +253,10 @@ type Verdict struct {
 	// Rounds lists every round in input order, with its ratios and
 	// whether it was rejected.
 	Rounds []RoundStatus
-	// Rejected is the number of rejected rounds.
-	Rejected int
+	// Rejected is the number of rejected rounds; Incomplete the number of
+	// those rejected because a value was missing or not positive (an
+	// interrupted run's last round), as opposed to A'/A out of bounds.
+	Rejected, Incomplete int
 	// BaseRegimes, CandidateRegimes and NullRegimes are each arm's
 	// regimes over the accepted rounds (see Regimes); more than one in any
 	// arm makes the verdict
@@ -305,8 +307,10 @@ func Judge(s Samples, opt Options) (Verdict, error) {
 				}
 			}
 			rs.Rejected, rs.Reason = true, fmt.Sprintf("round %d has no %s value", rs.Round, strings.Join(miss, ", "))
+			v.Incomplete++
 		case !(a > 0) || !(b > 0) || !(a2 > 0):
-			rs.Rejected, rs.Reason = true, fmt.Sprintf("round %d has a value ≤ 0 (A %g, B %g, A' %g): no ratio", rs.Round, a, b, a2)
+			rs.Rejected, rs.Reason = true, fmt.Sprintf("round %d has a value ≤ 0 (A %.4g, B %.4g, A' %.4g): no ratio", rs.Round, a, b, a2)
+			v.Incomplete++
 		case rs.NullRatio < lo || rs.NullRatio > hi:
 			rs.Rejected, rs.Reason = true, fmt.Sprintf("round %d: A'/A = %.3f is outside %.3f–%.3f (%s)", rs.Round, rs.NullRatio, lo, hi, opt.Knobs.RejectRatio)
 		}
@@ -370,9 +374,10 @@ func Judge(s Samples, opt Options) (Verdict, error) {
 func decide(v *Verdict, n int, opt Options) (Kind, string) {
 	pct := func(r float64) string { return fmt.Sprintf("±%.1f%%", 100*(r-1)) }
 	accepted := n - v.Rejected
-	if float64(v.Rejected) > opt.MaxRejected*float64(n) {
-		return Unmeasurable, fmt.Sprintf("%d of %d rounds rejected (more than %.0f%%): A and A' disagreed too often for this run to resolve anything; see the rejected rounds, or loosen %s",
-			v.Rejected, n, 100*opt.MaxRejected, opt.Knobs.RejectRatio)
+	complete := n - v.Incomplete
+	if disagree := v.Rejected - v.Incomplete; disagree > 0 && float64(disagree) > opt.MaxRejected*float64(complete) {
+		return Unmeasurable, fmt.Sprintf("%d of %d complete rounds rejected (more than %.0f%%): A and A' disagreed too often for this run to resolve anything; see the rejected rounds, or loosen %s",
+			disagree, complete, 100*opt.MaxRejected, opt.Knobs.RejectRatio)
 	}
 	for _, arm := range []struct {
 		name string

@@ -134,6 +134,30 @@ func TestJudgeRejectsRoundAndKeepsIt(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "round 8 has no A' value", v.Rounds[7].Reason)
 	assert.Equal(t, 2, v.Rejected)
+	assert.Equal(t, 1, v.Incomplete)
+	s.Base[8] = 0
+	v, err = Judge(s, Options{})
+	require.NoError(t, err)
+	assert.Equal(t, "round 9 has a value ≤ 0 (A 0, B 0.0009615, A' 0.0009624): no ratio", v.Rounds[8].Reason)
+}
+
+// An interrupted run's missing values are not A and A' disagreeing.
+func TestJudgeIncompleteRoundsAreNotDisagreement(t *testing.T) {
+	s := synth(5, 12, 0.05, 0.01, 1.0)
+	for _, i := range []int{8, 9, 10, 11} {
+		s.Candidate[i] = math.NaN()
+	}
+	s.Null[0] = s.Base[0] * 1.5
+	v, err := Judge(s, Options{})
+	require.NoError(t, err)
+	assert.Equal(t, 5, v.Rejected)
+	assert.Equal(t, 4, v.Incomplete)
+	assert.Equal(t, Inside, v.Kind, v.Reason)
+	s.Null[1] = s.Base[1] * 1.5
+	s.Null[2] = s.Base[2] * 1.5
+	v, err = Judge(s, Options{})
+	require.NoError(t, err)
+	assert.Equal(t, "3 of 8 complete rounds rejected (more than 25%): A and A' disagreed too often for this run to resolve anything; see the rejected rounds, or loosen Options.RejectRatio", v.Reason)
 }
 
 func TestJudgeTooManyRejected(t *testing.T) {
@@ -144,7 +168,7 @@ func TestJudgeTooManyRejected(t *testing.T) {
 	v, err := Judge(s, Options{})
 	require.NoError(t, err)
 	assert.Equal(t, Unmeasurable, v.Kind)
-	assert.Equal(t, "4 of 12 rounds rejected (more than 25%): A and A' disagreed too often for this run to resolve anything; see the rejected rounds, or loosen Options.RejectRatio", v.Reason)
+	assert.Equal(t, "4 of 12 complete rounds rejected (more than 25%): A and A' disagreed too often for this run to resolve anything; see the rejected rounds, or loosen Options.RejectRatio", v.Reason)
 	v, err = Judge(s, Options{MaxRejected: 0.5})
 	require.NoError(t, err)
 	assert.Equal(t, Inside, v.Kind, v.Reason)

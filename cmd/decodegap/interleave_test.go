@@ -115,7 +115,7 @@ func TestInterleaveRealRun(t *testing.T) {
 		return benchunit.Scale(s.Center, benchunit.Decimal)
 	}
 	table := stdout.String()
-	assert.Regexp(t, regexp.MustCompile(`(?m)^benchmark +unit +arm +old +arm value +B/A +CI +null band +MDE +p +verdict$`), table)
+	assert.Regexp(t, regexp.MustCompile(`(?m)^benchmark +unit +arm +A=old +B=arm +B/A +CI +null band +MDE +p +verdict$`), table)
 	assert.Regexp(t, regexp.MustCompile(`(?m)^Step-2 +sec/op +new +`+regexp.QuoteMeta(med("old"))+` +`+regexp.QuoteMeta(med("new"))+` +\d\.\d{3} +\S+ +\S+ +\S+ +\d\.\d{3} +(inside|outside|unmeasurable)$`), table)
 	assert.Regexp(t, regexp.MustCompile(`(?m)^Step-2 sec/op new: (inside|outside|unmeasurable): .+$`), table)
 	assert.Contains(t, table, "benchstat: go tool benchstat -col 'arm@(old new null)' -ignore round,screen "+out+"\n")
