@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -210,11 +211,14 @@ func TestBesidePath(t *testing.T) {
 }
 
 func TestPreciseTicksTellMajorsApart(t *testing.T) {
-	for _, r := range [][2]float64{{0.99, 1.05}, {1.0, 1.04}, {0.97, 1.03}, {1000.1, 1000.3}, {0, 700}} {
+	for _, r := range [][2]float64{{0.99, 1.05}, {1.0, 1.04}, {0.97, 1.03}, {0.9635, 1.2}, {0.966, 1.183}, {1000.1, 1000.3}, {0, 700}} {
 		var labels []string
 		for _, tk := range (preciseTicks{}).Ticks(r[0], r[1]) {
 			if !tk.IsMinor() {
 				labels = append(labels, tk.Label)
+				v, err := strconv.ParseFloat(tk.Label, 64)
+				require.NoError(t, err)
+				assert.InDelta(t, tk.Value, v, 1e-9, "range %v: label %q on a tick at %v", r, tk.Label, tk.Value)
 			}
 		}
 		assert.GreaterOrEqual(t, len(labels), 2, "range %v", r)

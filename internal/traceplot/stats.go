@@ -68,35 +68,30 @@ func mean(v []int64) float64 {
 	return sum / float64(len(v))
 }
 
-// preciseTicks are gonum's default ticks labelled with as many decimals as
-// it takes to tell two neighbouring major ticks apart: ratios near 1, or a
-// 1 ms gap that overshoots by µs, differ in the second or third decimal,
-// which the default labels round away.
+// preciseTicks are gonum's default ticks with each major tick labelled by
+// its exact value: the fewest decimals (up to 6) that print every major
+// tick's value without rounding. gonum's own labels round to three
+// significant digits, which puts "1.08" at 1.075 and makes ratios near 1,
+// or a 1 ms gap that overshoots by µs, read wrong or alike.
 type preciseTicks struct{}
 
 // Ticks implements plot.Ticker.
 func (preciseTicks) Ticks(lo, hi float64) []plot.Tick {
 	ts := plot.DefaultTicks{}.Ticks(lo, hi)
-	step := math.Inf(1)
-	prev := math.NaN()
-	for _, t := range ts {
-		if t.IsMinor() {
-			continue
+	exact := func(prec int) bool {
+		for _, t := range ts {
+			if t.IsMinor() {
+				continue
+			}
+			back, err := strconv.ParseFloat(strconv.FormatFloat(t.Value, 'f', prec, 64), 64)
+			if err != nil || math.Abs(back-t.Value) > 1e-9*math.Max(1, math.Abs(t.Value)) {
+				return false
+			}
 		}
-		if !math.IsNaN(prev) {
-			step = math.Min(step, t.Value-prev)
-		}
-		prev = t.Value
+		return true
 	}
-	if math.IsInf(step, 1) || step <= 0 {
-		return ts
-	}
-	prec := max(0, int(math.Ceil(-math.Log10(step)-1e-9)))
-	for k := 0; k < 3; k++ { // 0.025 needs one decimal more than 0.05
-		x := step * math.Pow(10, float64(prec))
-		if math.Abs(x-math.Round(x)) < 1e-6 {
-			break
-		}
+	prec := 0
+	for prec < 6 && !exact(prec) {
 		prec++
 	}
 	for i := range ts {
