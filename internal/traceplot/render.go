@@ -248,6 +248,7 @@ func newPanel(title, ylabel string) *plot.Plot {
 	p.Title.TextStyle.Font.Size = vg.Points(11)
 	p.X.Label.Text = labelIteration
 	p.Y.Label.Text = ylabel
+	p.X.Tick.Marker = preciseTicks{}
 	p.Y.Tick.Marker = preciseTicks{}
 	p.Legend.Top = true
 	p.Legend.TextStyle.Font.Size = vg.Points(8)

@@ -121,6 +121,8 @@ func TestRenderShapes(t *testing.T) {
 			for _, s := range append(common, tc.want...) {
 				assert.True(t, hasText(svg, s), "no text %q in the SVG; texts: %q", s, texts(svg))
 			}
+			assert.Contains(t, texts(svg), "250", "iteration ticks")
+			assert.NotContains(t, texts(svg), "250.00", "iterations are labelled as integers")
 			for _, s := range tc.not {
 				assert.False(t, hasText(svg, s), "unexpected text %q in the SVG", s)
 			}
