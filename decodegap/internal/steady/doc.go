@@ -21,7 +21,9 @@
 //     autocorrelation factor f below. The boundary with the largest |z| is a
 //     changepoint when its two-sided p-value times the number of candidates
 //     (Bonferroni) is below Params.Alpha (default 0.001); both sides are then
-//     searched the same way, down to segments of two windows.
+//     searched the same way, down to segments of two windows, most
+//     significant split first and at most 256 changepoints (a series that
+//     changes more often than that has no steady state anyway).
 //
 //     Why ranks: latency noise is neither normal nor unimodal, and the
 //     penalty of a parametric cost (PELT with a Gaussian cost, as Barrett et
@@ -86,6 +88,13 @@
 // rounded up to two significant digits (2000 → 4000, 1234 → 2500, 20 samples
 // in windows of 32 → 640). A drift or a late change may need more; the next
 // run says so.
+//
+// # Cost
+//
+// Detect sorts the samples once (O(n log n)); every split and merge after that
+// keeps the segments' samples sorted in O(segment length), so a series costs
+// about 200 ns per sample, and one that changes everywhere under 1 µs per
+// sample. It allocates about 40 bytes per sample and retains nothing.
 //
 // Result.Reason is one line that gives the numbers behind the verdict and,
 // whenever Suggest is set, "-benchtime=<Suggest>x". Levels are printed with

@@ -223,17 +223,22 @@ func TestAutocorrelatedNoise(t *testing.T) {
 
 func TestInflation(t *testing.T) {
 	d := newDetector(series(1, 20_000, 0.03, constant(ms)), Params{})
-	assert.InDelta(t, 1, d.inflation(), 0.25, "independent samples")
+	d.prepare()
+	assert.InDelta(t, 1, d.infl, 0.25, "independent samples")
 	d = newDetector(ar1(1, 20_000, 0.9), Params{})
+	d.prepare()
 	// AR(1) with phi 0.9: (1+phi)/(1-phi) = 19 for long batches; batches of
 	// 32 see about 12.
-	assert.InDelta(t, 12, d.inflation(), 4)
+	assert.InDelta(t, 12, d.infl, 4)
 	d = newDetector(series(1, 20_000, 0.03, step(10_000, 2*ms, ms)), Params{})
-	assert.InDelta(t, 1, d.inflation(), 0.25, "a level change is not autocorrelation")
+	d.prepare()
+	assert.InDelta(t, 1, d.infl, 0.25, "a level change is not autocorrelation")
 	d = newDetector(make([]int64, 5*32), Params{})
-	assert.Equal(t, 1.0, d.inflation(), "fewer than 6 windows")
+	d.prepare()
+	assert.Equal(t, 1.0, d.infl, "fewer than 6 windows")
 	d = newDetector(make([]int64, 10*32), Params{})
-	assert.Equal(t, 1.0, d.inflation(), "all samples equal")
+	d.prepare()
+	assert.Equal(t, 1.0, d.infl, "all samples equal")
 }
 
 func TestHeavyTails(t *testing.T) {

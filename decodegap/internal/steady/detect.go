@@ -1,0 +1,511 @@
+package steady
+
+import (
+	"cmp"
+	"container/heap"
+	"fmt"
+	"math"
+	"slices"
+)
+
+// maxChangepoints caps binary segmentation: at most this many changepoints
+// are found, the most significant first. It bounds Detect's time on series
+// that change everywhere (those have no steady state anyway).
+const maxChangepoints = 256
+
+// detector holds one Detect call's state and scratch space.
+type detector struct {
+	x     []int64
+	w     int // window, samples
+	nw    int // whole windows; the last absorbs the remainder
+	tol   float64
+	alpha float64
+	tail  int       // MinTail, windows
+	sigma float64   // window-to-window noise of window medians, ns
+	infl  float64   // variance inflation of rank statistics by autocorrelation, >= 1
+	wmed  []float64 // window medians, ns
+	// srt holds every current segment's samples sorted by (value, index):
+	// srt[bound(s.a):bound(s.b)] for each segment s. Splitting and merging
+	// keep it so (stable partition, merge of sorted runs), so no segment is
+	// ever sorted again.
+	srt   []valIdx
+	tmp   []valIdx  // scratch, len(x)
+	ranks []float64 // scratch: midranks by position within a segment
+	slope []float64 // scratch for drift slopes
+	win   []int64   // scratch for window medians
+}
+
+// valIdx is a sample's value and its index in the series.
+type valIdx struct {
+	v int64
+	i int32
+}
+
+func cmpValIdx(p, q valIdx) int {
+	if c := cmp.Compare(p.v, q.v); c != 0 {
+		return c
+	}
+	return cmp.Compare(p.i, q.i)
+}
+
+func newDetector(x []int64, p Params) *detector {
+	d := &detector{x: x, w: p.Window, tol: p.Tolerance, alpha: p.Alpha, tail: p.MinTail}
+	if d.w == 0 {
+		d.w = DefaultWindow
+	}
+	if d.tol == 0 {
+		d.tol = DefaultTolerance
+	}
+	if d.alpha == 0 {
+		d.alpha = DefaultAlpha
+	}
+	d.nw = len(x) / d.w
+	if d.tail == 0 {
+		d.tail = max(minTailFloor, (d.nw+4)/5)
+	}
+	return d
+}
+
+// bound returns the sample index where window k starts; bound(nw) is
+// len(x), so the last window absorbs the remainder.
+func (d *detector) bound(k int) int {
+	if k >= d.nw {
+		return len(d.x)
+	}
+	return k * d.w
+}
+
+// prepare computes the window medians, σ, the sorted samples and f.
+func (d *detector) prepare() {
+	n := len(d.x)
+	d.wmed = make([]float64, d.nw)
+	for k := range d.nw {
+		d.win = append(d.win[:0], d.x[d.bound(k):d.bound(k+1)]...)
+		slices.Sort(d.win)
+		d.wmed[k] = medianSorted(len(d.win), func(i int) int64 { return d.win[i] })
+	}
+	d.sigma = diffSigma(d.wmed)
+	d.srt = make([]valIdx, n)
+	for i, v := range d.x {
+		d.srt[i] = valIdx{v, int32(i)}
+	}
+	slices.SortFunc(d.srt, cmpValIdx)
+	d.tmp = make([]valIdx, n)
+	d.ranks = make([]float64, n)
+	d.infl = d.inflation()
+}
+
+func (d *detector) run() Result {
+	n := len(d.x)
+	if d.nw < 2 {
+		s := d.suggest()
+		return Result{
+			Class:   NoSteadyState,
+			Start:   -1,
+			Suggest: s,
+			Reason: fmt.Sprintf("%d samples make %s of %d (Config.Window); at least 2 are needed: run with -benchtime=%dx",
+				n, plural(d.nw, "whole window"), d.w, s),
+		}
+	}
+	if n > math.MaxInt32 {
+		return Result{Class: NoSteadyState, Start: -1,
+			Reason: fmt.Sprintf("%d samples exceed the %d that steady.Detect handles; thin the record first", n, math.MaxInt32)}
+	}
+	d.prepare()
+	cps := d.split()
+	bounds := append(append([]int{0}, cps...), d.nw)
+	segs := make([]seg, len(bounds)-1)
+	for i := range segs {
+		segs[i] = seg{a: bounds[i], b: bounds[i+1]}
+		segs[i].med = d.medianOf(d.srt[d.bound(segs[i].a):d.bound(segs[i].b)])
+	}
+	segs = d.merge(segs)
+
+	res := Result{Start: -1}
+	for i, s := range segs {
+		if i > 0 {
+			res.Changepoints = append(res.Changepoints, d.bound(s.a))
+		}
+		res.Levels = append(res.Levels, Segment{Start: d.bound(s.a), End: d.bound(s.b), Median: s.med})
+	}
+	d.classify(segs, &res)
+	return res
+}
+
+// seg is a segment in windows [a, b) with its median in ns.
+type seg struct {
+	a, b int
+	med  float64
+}
+
+// splitCand is a segment [a, b) (windows) with its best split t and that
+// split's |z| and Bonferroni p-value.
+type splitCand struct {
+	a, b, t int
+	z, p    float64
+}
+
+type splitHeap []splitCand
+
+func (h splitHeap) Len() int { return len(h) }
+func (h splitHeap) Less(i, j int) bool {
+	if h[i].p != h[j].p {
+		return h[i].p < h[j].p
+	}
+	if h[i].z != h[j].z {
+		return h[i].z > h[j].z
+	}
+	return h[i].a < h[j].a
+}
+func (h splitHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *splitHeap) Push(x any)   { *h = append(*h, x.(splitCand)) }
+func (h *splitHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+// split runs binary segmentation, most significant split first, and returns
+// the changepoints in windows, sorted. It leaves d.srt sorted within each
+// resulting segment.
+func (d *detector) split() []int {
+	h := &splitHeap{}
+	push := func(a, b int) {
+		if b-a >= 2 {
+			t, z, p := d.bestSplit(a, b)
+			heap.Push(h, splitCand{a, b, t, z, p})
+		}
+	}
+	push(0, d.nw)
+	var cps []int
+	for h.Len() > 0 && len(cps) < maxChangepoints {
+		c := heap.Pop(h).(splitCand)
+		if c.p >= d.alpha {
+			break
+		}
+		cps = append(cps, c.t)
+		d.partition(d.bound(c.a), d.bound(c.t), d.bound(c.b))
+		push(c.a, c.t)
+		push(c.t, c.b)
+	}
+	slices.Sort(cps)
+	return cps
+}
+
+// partition stably splits srt[lo:hi] into the samples with index < mid
+// followed by the rest, each still sorted.
+func (d *detector) partition(lo, mid, hi int) {
+	l, r := lo, mid
+	for _, e := range d.srt[lo:hi] {
+		if int(e.i) < mid {
+			d.tmp[l] = e
+			l++
+		} else {
+			d.tmp[r] = e
+			r++
+		}
+	}
+	copy(d.srt[lo:hi], d.tmp[lo:hi])
+}
+
+// bestSplit returns the window boundary t in (a, b) whose Mann–Whitney
+// statistic is largest, its |z| (with f), and its Bonferroni-corrected
+// two-sided p-value.
+func (d *detector) bestSplit(a, b int) (t int, z, p float64) {
+	lo, hi := d.bound(a), d.bound(b)
+	m := hi - lo
+	tieSum := d.midranks(d.srt[lo:hi], lo)
+	mf := float64(m)
+	vfac := (mf + 1) - tieSum/(mf*(mf-1))
+	if vfac <= 0 {
+		return a, 0, 1 // all samples equal
+	}
+	bestT, bestZ := a, 0.0
+	var w float64 // rank sum before the boundary
+	pos := 0
+	for k := a + 1; k < b; k++ {
+		end := d.bound(k) - lo
+		for ; pos < end; pos++ {
+			w += d.ranks[pos]
+		}
+		tf := float64(end)
+		u := 2*w - tf*(mf+1)
+		v := tf * (mf - tf) / 3 * vfac * d.infl
+		if z := math.Abs(u) / math.Sqrt(v); z > bestZ {
+			bestT, bestZ = k, z
+		}
+	}
+	return bestT, bestZ, math.Erfc(bestZ/math.Sqrt2) * float64(b-a-1)
+}
+
+// midranks fills d.ranks[e.i-lo] with the midrank (1-based) of each e in
+// the sorted run srt and returns Σ(τ³−τ) over groups of tied values.
+func (d *detector) midranks(srt []valIdx, lo int) float64 {
+	var ties float64
+	forTies(srt, func(i, j int, r float64) {
+		for _, e := range srt[i:j] {
+			d.ranks[int(e.i)-lo] = r
+		}
+		if tau := float64(j - i); tau > 1 {
+			ties += tau*tau*tau - tau
+		}
+	})
+	return ties
+}
+
+// forTies calls f for each group srt[i:j] of equal values in the sorted run
+// srt, with the group's midrank r.
+func forTies(srt []valIdx, f func(i, j int, r float64)) {
+	for i := 0; i < len(srt); {
+		j := i + 1
+		for j < len(srt) && srt[j].v == srt[i].v {
+			j++
+		}
+		f(i, j, float64(i+j+1)/2)
+		i = j
+	}
+}
+
+// medianOf returns the median (ns) of a sorted run, the mean of the middle
+// two for an even count; 0 when empty.
+func (d *detector) medianOf(srt []valIdx) float64 {
+	return medianSorted(len(srt), func(i int) int64 { return srt[i].v })
+}
+
+func medianSorted(m int, at func(int) int64) float64 {
+	if m == 0 {
+		return 0
+	}
+	if m%2 == 1 {
+		return float64(at(m / 2))
+	}
+	return (float64(at(m/2-1)) + float64(at(m/2))) / 2
+}
+
+// margin is the largest difference between levels a and b (ns) that still
+// counts as one level.
+func (d *detector) margin(a, b float64) float64 {
+	return max(d.tol*min(math.Abs(a), math.Abs(b)), d.sigma)
+}
+
+// drift reports whether segment s, whose samples are the sorted run srt,
+// drifts: whether the level change across it, estimated from the window
+// medians' slope, exceeds the margin, and the Spearman rank correlation of
+// its samples with their index is significant at Alpha (with f) with the
+// same sign. from and to are the fitted levels (ns) at its start and end.
+// Segments shorter than 3 windows never drift.
+func (d *detector) drift(s seg, srt []valIdx) (dr bool, from, to float64) {
+	k := s.b - s.a
+	if k < 3 {
+		return false, s.med, s.med
+	}
+	// Robust slope: the median of the slopes between window medians half
+	// the segment apart.
+	h := (k + 1) / 2
+	d.slope = d.slope[:0]
+	for i := s.a; i+h < s.b; i++ {
+		d.slope = append(d.slope, (d.wmed[i+h]-d.wmed[i])/float64(h))
+	}
+	total := medianF(d.slope) * float64(k)
+	from, to = s.med-total/2, s.med+total/2
+	if math.Abs(total) <= d.margin(from, to) {
+		return false, from, to
+	}
+	rho := spearman(srt, d.bound(s.a))
+	m := float64(len(srt))
+	z := rho * math.Sqrt((m-1)/d.infl)
+	p := math.Erfc(math.Abs(z) / math.Sqrt2)
+	return p < d.alpha && (rho > 0) == (total > 0), from, to
+}
+
+// spearman returns the rank correlation of a segment's samples with their
+// index (the Pearson correlation of midranks with positions, so ties are
+// handled), given the segment's samples as the sorted run srt and its first
+// index lo; 0 when all are equal.
+func spearman(srt []valIdx, lo int) float64 {
+	m := float64(len(srt))
+	mean := (m + 1) / 2
+	var srp, srr float64 // Σ rank×position, Σ rank²
+	forTies(srt, func(i, j int, r float64) {
+		for _, e := range srt[i:j] {
+			srp += r * float64(int(e.i)-lo+1)
+			srr += r * r
+		}
+	})
+	sxy := srp - m*mean*mean
+	syy := srr - m*mean*mean
+	sxx := m * (m*m - 1) / 12
+	if syy <= 0 {
+		return 0
+	}
+	return sxy / math.Sqrt(sxx*syy)
+}
+
+// mergeCand is a candidate merge of segment l with the next one r, valid
+// while both are at the versions recorded.
+type mergeCand struct {
+	l, r   int
+	vl, vr int
+	rel    float64 // relative difference of their levels
+	start  int     // window where l starts, to break ties
+}
+
+type mergeHeap []mergeCand
+
+func (h mergeHeap) Len() int { return len(h) }
+func (h mergeHeap) Less(i, j int) bool {
+	if h[i].rel != h[j].rel {
+		return h[i].rel < h[j].rel
+	}
+	return h[i].start < h[j].start
+}
+func (h mergeHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *mergeHeap) Push(x any)   { *h = append(*h, x.(mergeCand)) }
+func (h *mergeHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+// merge merges adjacent segments whose levels are within the margin,
+// closest pair first, unless the merged segment would drift, and returns the
+// segments left.
+func (d *detector) merge(segs []seg) []seg {
+	s := len(segs)
+	next, ver := make([]int, s), make([]int, s)
+	alive := make([]bool, s)
+	for i := range s {
+		next[i], alive[i] = i+1, true
+	}
+	next[s-1] = -1
+	prev := func(i int) int {
+		for j := i - 1; j >= 0; j-- {
+			if alive[j] {
+				return j
+			}
+		}
+		return -1
+	}
+	h := &mergeHeap{}
+	push := func(l int) {
+		if l < 0 || next[l] < 0 {
+			return
+		}
+		r := next[l]
+		a, b := segs[l].med, segs[r].med
+		if diff := math.Abs(a - b); diff <= d.margin(a, b) {
+			heap.Push(h, mergeCand{l, r, ver[l], ver[r], diff / max(math.Abs(min(a, b)), 1), segs[l].a})
+		}
+	}
+	for i := range s {
+		push(i)
+	}
+	for h.Len() > 0 {
+		c := heap.Pop(h).(mergeCand)
+		if !alive[c.l] || !alive[c.r] || ver[c.l] != c.vl || ver[c.r] != c.vr || next[c.l] != c.r {
+			continue
+		}
+		l, r := segs[c.l], segs[c.r]
+		lo, mid, hi := d.bound(l.a), d.bound(r.a), d.bound(r.b)
+		merged := d.tmp[lo:hi]
+		mergeRuns(merged, d.srt[lo:mid], d.srt[mid:hi])
+		u := seg{a: l.a, b: r.b, med: d.medianOf(merged)}
+		if dr, _, _ := d.drift(u, merged); dr {
+			continue
+		}
+		copy(d.srt[lo:hi], merged)
+		segs[c.l] = u
+		ver[c.l]++
+		alive[c.r] = false
+		next[c.l] = next[c.r]
+		push(prev(c.l))
+		push(c.l)
+	}
+	out := segs[:0]
+	for i := range s {
+		if alive[i] {
+			out = append(out, segs[i])
+		}
+	}
+	return out
+}
+
+// mergeRuns merges the sorted runs a and b into dst (len(a)+len(b)).
+func mergeRuns(dst, a, b []valIdx) {
+	i, j, k := 0, 0, 0
+	for i < len(a) && j < len(b) {
+		if cmpValIdx(a[i], b[j]) <= 0 {
+			dst[k] = a[i]
+			i++
+		} else {
+			dst[k] = b[j]
+			j++
+		}
+		k++
+	}
+	k += copy(dst[k:], a[i:])
+	copy(dst[k:], b[j:])
+}
+
+// inflation estimates by how much autocorrelation between nearby samples
+// inflates the variance of a rank statistic, by batch means over windows:
+// the variance of the windows' rank sums, estimated robustly from their
+// differences two windows apart (median of squares / 0.4549, the median of
+// χ²₁, / 2) so that a few level changes do not count, over its value for
+// independent samples. The result is at least 1, and 1 with fewer than
+// minInflWindows windows. It needs d.srt sorted over the whole series.
+func (d *detector) inflation() float64 {
+	if d.nw < minInflWindows {
+		return 1
+	}
+	n := len(d.x)
+	ties := d.midranks(d.srt, 0)
+	nf := float64(n)
+	varR := (nf*nf-1)/12 - ties/(12*nf) // variance of the midranks
+	if varR <= 0 {
+		return 1
+	}
+	sums := make([]float64, d.nw)
+	for k := range d.nw {
+		for _, r := range d.ranks[k*d.w : (k+1)*d.w] {
+			sums[k] += r
+		}
+	}
+	// Differences two windows apart: neighbouring windows are correlated
+	// when samples are, which would shrink differences one window apart.
+	sq := make([]float64, d.nw-2)
+	for k := range sq {
+		dd := sums[k+2] - sums[k]
+		sq[k] = dd * dd
+	}
+	v := medianF(sq) / 0.4549 / 2
+	return max(1, v/(float64(d.w)*varR))
+}
+
+// diffSigma estimates the noise of a series robust to a few level shifts:
+// 1.4826 × median|v[i+1]−v[i]| / √2.
+func diffSigma(v []float64) float64 {
+	if len(v) < 2 {
+		return 0
+	}
+	ds := make([]float64, len(v)-1)
+	for i := range ds {
+		ds[i] = math.Abs(v[i+1] - v[i])
+	}
+	return 1.4826 * medianF(ds) / math.Sqrt2
+}
+
+// medianF returns the median of v, sorting v; 0 when v is empty.
+func medianF(v []float64) float64 {
+	k := len(v)
+	if k == 0 {
+		return 0
+	}
+	slices.Sort(v)
+	if k%2 == 1 {
+		return v[k/2]
+	}
+	return (v[k/2-1] + v[k/2]) / 2
+}
