@@ -39,7 +39,7 @@ func WriteTable(w io.Writer, rows []Judged, base string) error {
 	var b strings.Builder
 	if len(rows) > 0 {
 		v := rows[0].Verdict
-		fmt.Fprintf(&b, "\nB/A is the median of per-round ratios over accepted rounds with its %.0f%% CI; the null band spans %.0f%% of accepted rounds' A'/A (A' = a second %s process in the same round); p is benchstat's U-test over all rounds.\n",
+		fmt.Fprintf(&b, "\nB/A is the median of per-round ratios over accepted rounds with its %.0f%% CI; the null band spans %.0f%% of accepted rounds' A'/A (A' = another instance of %s in the same round); p is benchstat's U-test over all rounds.\n",
 			100*v.Confidence, 100*v.Band.Coverage, base)
 	}
 	for _, r := range rows {

@@ -404,9 +404,12 @@ type childAwareScreener struct {
 	sampler *hostmon.Sampler
 }
 
+// hostFS returns the /proc and /sys trees the screen reads; tests replace it.
+var hostFS = hostmon.DefaultFS
+
 // newScreener returns the host's screener, or nil and why there is none.
 func newScreener() (nullband.Screener, string) {
-	fs, err := hostmon.DefaultFS()
+	fs, err := hostFS()
 	if err != nil {
 		return nil, err.Error()
 	}

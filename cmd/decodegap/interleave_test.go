@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -275,4 +276,84 @@ func TestWithoutChild(t *testing.T) {
 	part := screenResult(got, hostmon.Verdict{Unscreened: []string{"steal: unavailable (no /proc/stat)"}})
 	assert.Equal(t, "clean", part.Verdict)
 	assert.Equal(t, "clean (not screened: steal: unavailable (no /proc/stat)) (CPUs 0,1 over 2.00s)", part.Detail)
+}
+
+var (
+	exampleOnce sync.Once
+	exampleBin  string
+	exampleErr  error
+)
+
+// exampleTest builds the example's test binary once for the tests below.
+func exampleTest(t *testing.T) string {
+	t.Helper()
+	exampleOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "interleave-example-")
+		if err != nil {
+			exampleErr = err
+			return
+		}
+		exampleBin = filepath.Join(dir, "ex.test")
+		out, err := exec.Command("go", "test", "-c", "-o", exampleBin, examplePkg).CombinedOutput()
+		if err != nil {
+			exampleErr = fmt.Errorf("go test -c: %v\n%s", err, out)
+		}
+	})
+	require.NoError(t, exampleErr)
+	return exampleBin
+}
+
+func TestInterleaveScreenUnavailable(t *testing.T) {
+	bin := exampleTest(t)
+	dir := t.TempDir()
+	defer func(f func() (hostmon.FS, error)) { hostFS = f }(hostFS)
+	hostFS = func() (hostmon.FS, error) { return hostmon.NewFS(filepath.Join(dir, "proc"), filepath.Join(dir, "sys")) }
+	out := filepath.Join(dir, "out.txt")
+	var stdout, stderr bytes.Buffer
+	code := dispatch([]string{"interleave", "-rounds", "1", "-benchtime", "1x", "-o", out, "-lock=false", "a=" + bin, "b=" + bin}, &stdout, &stderr)
+	require.Equal(t, 0, code, stderr.String())
+	assert.Regexp(t, regexp.MustCompile(`(?m)^decodegap interleave: screen: unavailable: .*`+regexp.QuoteMeta(dir)), stderr.String())
+	res := readResults(t, out)
+	require.Len(t, res, 3)
+	for _, r := range res {
+		assert.Equal(t, "unavailable", r.GetConfig("screen"))
+	}
+	// One round gives no confidence interval: the verdict says so.
+	assert.Regexp(t, regexp.MustCompile(`(?m)^Step-2 sec/op b: unmeasurable: (1 accepted rounds give no 95% confidence interval for the ratio; it needs ≥ 6: raise -rounds|1 of 1 complete rounds rejected .*)$`), stdout.String())
+}
+
+func TestInterleaveNoSuchUnit(t *testing.T) {
+	bin := exampleTest(t)
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out.txt")
+	var stdout, stderr bytes.Buffer
+	code := dispatch([]string{"interleave", "-rounds", "1", "-benchtime", "1x", "-o", out, "-lock=false", "-screen=false", "-unit", "B/op", "a=" + bin, "b=" + bin}, &stdout, &stderr)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stderr.String(), "decodegap interleave: "+out+" holds no B/op values to judge: choose -unit from the units the benchmarks report\n")
+	assert.Len(t, readResults(t, out), 3, "the runs are kept")
+}
+
+func TestInterleaveLockFails(t *testing.T) {
+	bin := exampleTest(t)
+	dir := t.TempDir()
+	lock := filepath.Join(dir, "no-such-dir", "lock")
+	var stdout, stderr bytes.Buffer
+	code := dispatch([]string{"interleave", "-o", filepath.Join(dir, "out.txt"), "-lock-path", lock, "a=" + bin, "b=" + bin}, &stdout, &stderr)
+	assert.Equal(t, 1, code)
+	assert.Regexp(t, regexp.MustCompile(`^decodegap interleave: taking the host lock `+regexp.QuoteMeta(lock)+`: .*no such file or directory.* \(or run with -lock=false\)\n$`), stderr.String())
+}
+
+func TestInterleaveBuildFails(t *testing.T) {
+	dir := t.TempDir()
+	pkg := filepath.Join(dir, "broken")
+	require.NoError(t, os.Mkdir(pkg, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(pkg, "go.mod"), []byte("module broken\ngo 1.26\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(pkg, "b_test.go"), []byte("package broken\nfunc BenchmarkX(b *testing.B) {}\n"), 0o644))
+	var stdout, stderr bytes.Buffer
+	code := dispatch([]string{"interleave", "-o", filepath.Join(dir, "out.txt"), "-lock=false", "a=" + pkg, "b=" + pkg}, &stdout, &stderr)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stderr.String(), "decodegap interleave: arm a: go test -c in "+pkg+" failed (exit status 1):\n")
+	assert.Contains(t, stderr.String(), "undefined: testing")
+	_, err := os.Stat(filepath.Join(dir, "out.txt"))
+	assert.True(t, os.IsNotExist(err), "nothing is written before the arms are built")
 }
