@@ -307,7 +307,9 @@ func TestInterleaveScreenUnavailable(t *testing.T) {
 	bin := exampleTest(t)
 	dir := t.TempDir()
 	defer func(f func() (hostmon.FS, error)) { hostFS = f }(hostFS)
-	hostFS = func() (hostmon.FS, error) { return hostmon.NewFS(filepath.Join(dir, "proc"), filepath.Join(dir, "sys")) }
+	hostFS = func() (hostmon.FS, error) {
+		return hostmon.NewFS(filepath.Join(dir, "proc"), filepath.Join(dir, "sys"))
+	}
 	out := filepath.Join(dir, "out.txt")
 	var stdout, stderr bytes.Buffer
 	code := dispatch([]string{"interleave", "-rounds", "1", "-benchtime", "1x", "-o", out, "-lock=false", "a=" + bin, "b=" + bin}, &stdout, &stderr)
