@@ -1,4 +1,5 @@
 package steady
+
 import (
 	"fmt"
 	"math"
