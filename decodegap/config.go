@@ -142,6 +142,15 @@ type Config struct {
 	// thread census, and closes the step before returning. Sessions needs
 	// it to open one instance per session.
 	Open Opener
+	// Sessions, when > 1, runs that many independent instances of the step
+	// (each opened with Config.Open, which it requires) on as many
+	// goroutines locked to OS threads, released together each iteration:
+	// an op is then one round of Sessions steps. Run first measures session
+	// 1 alone for the thread census (never inside the concurrent region,
+	// where observing would serialize what is measured), then reports the
+	// pooled latency of every session's steps, each session's p50 and p90,
+	// and the throughput of the whole. 0 and 1 mean one session.
+	Sessions int
 	// Parity, when set, runs once before the warm-up: a check that the
 	// step's output is right (e.g. the same as a reference configuration's)
 	// before it is timed. An error stops the benchmark, quoting it.
@@ -200,6 +209,12 @@ func (c *Config) validate(n int) error {
 		return fmt.Errorf("Config.Gap.Trace is empty but Config.Gap.Shape is GapTrace: give at least one duration")
 	case c.Warmup < 0:
 		return fmt.Errorf("Config.Warmup = %d: want >= 0", c.Warmup)
+	case c.Sessions < 0:
+		return fmt.Errorf("Config.Sessions = %d: want >= 0 (0 or 1: one session)", c.Sessions)
+	case c.Sessions > 1 && c.Open == nil:
+		return fmt.Errorf("Config.Sessions = %d needs Config.Open to open each session's instance", c.Sessions)
+	case c.Sessions > 1 && c.Null != nil:
+		return fmt.Errorf("Config.Sessions = %d and Config.Null cannot be combined: compare session counts with Compare instead", c.Sessions)
 	case c.Budget.Cores < 0:
 		return fmt.Errorf("Config.Budget.Cores = %d: want >= 0 (0: no confinement)", c.Budget.Cores)
 	case c.Window != 0 && c.Window < 4:

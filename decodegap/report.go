@@ -52,6 +52,14 @@ type report struct {
 	// user is Config.Counters over the counter span.
 	user []userSpan
 
+	// sessions are each session's figures (Config.Sessions > 1); the
+	// step figures above are then pooled over the sessions. throughput is
+	// steps per second of the whole region; soloN the steps of the solo
+	// census block.
+	sessions   []sessionStats
+	throughput float64
+	soloN      int
+
 	// null is whether a null instance ran (Config.Null); nullRatio is its
 	// steady mean over the step's, nullSteady whether it reached a steady
 	// state of its own.
@@ -103,7 +111,11 @@ func (r *runner) analyze() *report {
 		gapKind:       r.cfg.Gap.Kind, gapShape: r.cfg.Gap.Shape, gapSpin: r.waiter.Spin(),
 	}
 	var lat, gaps []int64
-	rep.st, rep.reached, rep.from, lat, gaps = steadyWindow(rec, r.window)
+	if len(r.sessRecs) > 1 {
+		lat, gaps = r.pooled(rep)
+	} else {
+		rep.st, rep.reached, rep.from, lat, gaps = steadyWindow(rec, r.window)
+	}
 	rep.mean, rep.p50, rep.p90, rep.p99 = summarize(lat)
 	rep.gapMean, rep.gapP50, _, _ = summarize(gaps)
 	if r.n > 0 {
@@ -125,7 +137,55 @@ func (r *runner) analyze() *report {
 	}
 	rep.screen = r.cfg.Screen
 	r.hostSpan(rep)
+	if len(r.sessRecs) > 1 {
+		rep.census, rep.soloN = r.soloCensus, r.soloCensus.solo
+		if c := &rep.counters; c.ok && c.wallNs > 0 {
+			rep.throughput = float64(len(r.sessRecs)*c.iters()) / (float64(c.wallNs) / 1e9)
+		}
+	}
 	return rep
+}
+
+// pooled finds the steady window of every session, starts them all at the
+// latest start, and returns the pooled latencies and gaps from there, with
+// each session's p50 and p90 in rep.sessions. The series counts as steady
+// only if every session's is.
+func (r *runner) pooled(rep *report) (lat, gaps []int64) {
+	rep.reached = true
+	sts := make([]steady.Result, len(r.sessRecs))
+	for i, rec := range r.sessRecs {
+		st, ok, from, _, _ := steadyWindow(rec, r.window)
+		sts[i] = st
+		if !ok {
+			rep.reached = false
+		}
+		if from > rep.from {
+			rep.from = from
+			rep.st = st
+		}
+	}
+	if !rep.reached {
+		rep.from = 0
+		for i, st := range sts {
+			if st.Class == steady.NoSteadyState {
+				rep.st = st
+				rep.st.Reason = fmt.Sprintf("session %d: %s", i+1, st.Reason)
+				break
+			}
+		}
+	} else if rep.from == 0 {
+		rep.st = sts[0]
+	}
+	k0 := rep.from / r.sessRecs[0].stride
+	rep.sessions = make([]sessionStats, len(r.sessRecs))
+	for i, rec := range r.sessRecs {
+		k := min(k0, len(rec.lat))
+		_, p50, p90, _ := summarize(rec.lat[k:])
+		rep.sessions[i] = sessionStats{p50: p50, p90: p90}
+		lat = append(lat, rec.lat[k:]...)
+		gaps = append(gaps, rec.gap[k:]...)
+	}
+	return lat, gaps
 }
 
 // steadyWindow runs the detector on rec and returns its result, whether a
@@ -287,6 +347,12 @@ func (rep *report) metrics() []metric {
 	if rep.null {
 		ms = append(ms, metric{rep.nullRatio, "null-ratio"})
 	}
+	if len(rep.sessions) > 0 {
+		ms = append(ms, metric{rep.throughput, "steps/s"})
+		for i, s := range rep.sessions {
+			ms = append(ms, metric{s.p50, fmt.Sprintf("s%d-p50-ns/op", i+1)}, metric{s.p90, fmt.Sprintf("s%d-p90-ns/op", i+1)})
+		}
+	}
 	if rep.hostOK {
 		h := &rep.host
 		for _, f := range []struct {
@@ -352,6 +418,9 @@ func (rep *report) logLines() []string {
 	}
 	if rep.null {
 		ls = append(ls, rep.nullLine())
+	}
+	if l := rep.sessionsLine(); l != "" {
+		ls = append(ls, l)
 	}
 	ls = append(ls, rep.counterLines()...)
 	if l := userLine(rep.user, rep.counters.iters()); l != "" {
@@ -420,6 +489,8 @@ func (rep *report) gapLine() string {
 	overP50 := rep.gapP50 - rep.gapReq
 	overMean := rep.gapMean - rep.gapReq
 	switch {
+	case len(rep.sessions) > 0 && overP50 > slackNs && overP50 > slackFrac*rep.gapReq:
+		s += fmt.Sprintf("; the median gap is %s longer than requested: with Config.Sessions it runs from the end of a round to each session's start, so it includes waking the sessions' threads", fmtNs(overP50))
 	case rep.gapShape == GapConstant && overP50 > slackNs && overP50 > slackFrac*rep.gapReq:
 		s += fmt.Sprintf("; the median gap is %s (%.0f%%) longer than requested", fmtNs(overP50), 100*overP50/rep.gapReq)
 		switch rep.gapKind {
@@ -474,7 +545,9 @@ func (rep *report) counterLines() []string {
 	ls = append(ls, fmt.Sprintf("process: cpu/wall %.2f (user %s/op, sys %s/op); context switches %s voluntary, %s involuntary; peak RSS %s; GC %d cycles",
 		float64(c.cpuNs)/float64(c.wallNs), fmtNs(float64(c.userNs)/n), fmtNs(float64(c.sysNs)/n),
 		rep.switchFigure(c.nvcsw), rep.switchFigure(c.nivcsw), fmtBytes(c.maxRSS), c.gcCycles))
-	if c.from != rep.from {
+	if c.from != rep.from && len(rep.sessions) > 0 {
+		ls = append(ls, fmt.Sprintf("counters cover the whole concurrent region, rounds %d-%d (Run takes no snapshots inside it), the figures above %d-%d", c.from, c.to, rep.from, rep.n))
+	} else if c.from != rep.from {
 		if c.from < rep.from {
 			ls = append(ls, fmt.Sprintf("counters include warm-up: they cover iterations %d-%d, %d before the steady start at %d (no snapshot landed inside the steady window); raise -benchtime or lower Config.Window",
 				c.from, c.to, rep.from-c.from, rep.from))

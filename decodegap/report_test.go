@@ -149,6 +149,12 @@ func TestGapLineIsConditionalOnTheNumbers(t *testing.T) {
 	assert.Contains(t, line, "the mean gap is 40µs (40%) longer than requested though the median is on time")
 	assert.NotContains(t, line, "Config.Gap.Spin")
 
+	rep.sessions = []sessionStats{{}, {}}
+	rep.gapMean, rep.gapP50 = 150e3, 147e3
+	line = rep.gapLine()
+	assert.Contains(t, line, "the median gap is 47µs longer than requested: with Config.Sessions it runs from the end of a round to each session's start")
+	assert.NotContains(t, line, "Config.Gap.Spin")
+
 	rep.gapReq = 0
 	assert.Empty(t, rep.gapLine())
 }

@@ -54,19 +54,21 @@ func Run(b *testing.B, cfg Config, step Step) {
 		}
 	}()
 	r.host, r.cr.sampler = h, h.sampler
+
+	var cl closers
+	defer cl.closeAll(b)
 	if cfg.Open != nil {
-		st, closeStep, err := cfg.Open()
-		if err != nil {
-			b.Fatalf("decodegap.Run: opening the step (Config.Open): %v", err)
-		}
-		if closeStep != nil {
-			defer func() {
-				if err := closeStep(); err != nil {
-					b.Errorf("decodegap.Run: closing the step (Config.Open): %v", err)
-				}
-			}()
-		}
-		step = st
+		step = cl.open(b, "the step (Config.Open)", cfg.Open)
+	}
+	steps := []Step{step}
+	for i := 1; i < cfg.Sessions; i++ {
+		steps = append(steps, cl.open(b, fmt.Sprintf("session %d of %d (Config.Open, Config.Sessions)", i+1, cfg.Sessions), cfg.Open))
+	}
+	var null Step
+	if cfg.Null != nil {
+		null = cl.open(b, "the null instance (Config.Null)", cfg.Null)
+		r.nullRec = newRecord(n/2 + r.window)
+		r.rec = newRecord(n/2 + r.window)
 	}
 	if cfg.Parity != nil {
 		if err := cfg.Parity(); err != nil {
@@ -79,35 +81,53 @@ func Run(b *testing.B, cfg Config, step Step) {
 		b.Fatalf("decodegap.Run: preparing gaps (Config.Gap.Kind = %v): %v", cfg.Gap.Kind, err)
 	}
 	defer r.waiter.End()
-
-	var null Step
-	if cfg.Null != nil {
-		st, closeNull, err := cfg.Null()
-		if err != nil {
-			b.Fatalf("decodegap.Run: opening the null instance (Config.Null): %v", err)
-		}
-		if closeNull != nil {
-			defer func() {
-				if err := closeNull(); err != nil {
-					b.Errorf("decodegap.Run: closing the null instance (Config.Null): %v", err)
-				}
-			}()
-		}
-		null = st
-		r.nullRec = newRecord(n/2 + r.window)
-		r.rec = newRecord(n/2 + r.window)
-	}
-
 	r.phases[phaseSetup] = selfTasks()
 
 	b.ResetTimer()
-	if i, err := r.loop(step, null); err != nil {
+	if len(steps) > 1 {
+		if s, i, err := r.sessions(steps); err != nil {
+			b.Fatalf("decodegap.Run: session %d of %d: step failed at %s: %v", s+1, len(steps), r.iterName(i), err)
+		}
+	} else if i, err := r.loop(step, null); err != nil {
 		b.Fatalf("decodegap.Run: step failed at %s: %v", r.iterName(i), err)
 	}
 	b.StopTimer()
 
 	rep := r.analyze()
 	rep.publish(b, isLastCall(b))
+}
+
+// closers closes, in reverse order, what Run opened.
+type closers struct {
+	fns   []func() error
+	names []string
+}
+
+// open opens a step with o, stopping the benchmark on error, and keeps its
+// close for closeAll.
+func (c *closers) open(b *testing.B, what string, o Opener) Step {
+	b.Helper()
+	st, closeFn, err := o()
+	if err != nil {
+		b.Fatalf("decodegap.Run: opening %s: %v", what, err)
+	}
+	if st == nil {
+		b.Fatalf("decodegap.Run: opening %s returned a nil step", what)
+	}
+	if closeFn != nil {
+		c.fns = append(c.fns, closeFn)
+		c.names = append(c.names, what)
+	}
+	return st
+}
+
+// closeAll closes everything opened, last first, reporting close errors.
+func (c *closers) closeAll(b *testing.B) {
+	for i := len(c.fns) - 1; i >= 0; i-- {
+		if err := c.fns[i](); err != nil {
+			b.Errorf("decodegap.Run: closing %s: %v", c.names[i], err)
+		}
+	}
 }
 
 // runner holds one call of Run: its config, its buffers and its counters.
@@ -134,6 +154,10 @@ type runner struct {
 	// in Compare's blocks, which screen nothing).
 	phases phaseReadings
 	host   *hostRun
+	// sessRecs are the sessions' records (Config.Sessions > 1), and
+	// soloCensus the census of session 1 alone before them.
+	sessRecs   []*record
+	soloCensus census
 }
 
 func newRunner(cfg *Config, n int) *runner {

@@ -57,6 +57,13 @@ func BenchmarkChild(b *testing.B) {
 	case "parity":
 		Run(b, Config{Parity: func() error { return errors.New("output 0 differs at frame 3: 0.5 vs 0.25") }},
 			func() error { b.Log("step ran"); return nil })
+	case "sessions":
+		opened := 0
+		Run(b, Config{Window: 8, Sessions: 3, Gap: Gap{Kind: GapBusy, Mean: 20 * time.Microsecond},
+			Open: func() (Step, func() error, error) {
+				opened++
+				return spinFor(time.Duration(opened) * 5 * time.Microsecond), nil, nil
+			}}, nil)
 	case "badconfig":
 		Run(b, Config{Gap: Gap{Jitter: 2}}, func() error { return nil })
 	case "require":

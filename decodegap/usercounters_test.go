@@ -91,3 +91,15 @@ func TestRunWithOpenParityAndCounters(t *testing.T) {
 	assert.Contains(t, out, "decodegap.Run: parity check failed (Config.Parity), nothing was timed: output 0 differs at frame 3: 0.5 vs 0.25")
 	assert.NotContains(t, out, "step ran")
 }
+
+func TestRunSessionsReportsPooledPerSessionAndThroughput(t *testing.T) {
+	out, err := runChild(t, "sessions", "200x")
+	require.NoError(t, err, out)
+	for _, unit := range []string{"steps/s", "s1-p50-ns/op", "s2-p90-ns/op", "s3-p50-ns/op"} {
+		assert.Contains(t, out, " "+unit)
+	}
+	assert.Contains(t, out, "sessions: 3 concurrent (Config.Sessions), released together each round; pooled p50")
+	assert.Contains(t, out, "the thread census below is of session 1 alone")
+	c := Config{Sessions: 2}
+	assert.EqualError(t, c.validate(10), "Config.Sessions = 2 needs Config.Open to open each session's instance")
+}
