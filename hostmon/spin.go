@@ -45,17 +45,27 @@ func Spin(ctx context.Context, cpu int, dutyPct float64) (*Spinner, error) {
 	started := make(chan error, 1)
 	go func() {
 		defer close(s.done)
-		// The thread stays locked and dies with the goroutine, so its
-		// affinity never leaks to other goroutines.
+		// The thread is locked while pinned and gets its mask back before
+		// it is unlocked, so the pin never leaks to other goroutines. (A
+		// goroutine that exits locked would kill its thread, except the
+		// main thread, which Go keeps, pinned, forever.)
 		runtime.LockOSThread()
-		var m unix.CPUSet
+		var orig, m unix.CPUSet
+		if err := unix.SchedGetaffinity(0, &orig); err != nil {
+			started <- fmt.Errorf("hostmon: cannot spin on CPU %d: read this thread's affinity: %w", cpu, err)
+			return // exits locked: the thread is discarded
+		}
 		m.Set(cpu)
 		if err := unix.SchedSetaffinity(0, &m); err != nil {
 			started <- fmt.Errorf("hostmon: cannot spin on CPU %d: %w", cpu, explainAffinityErr(err))
+			runtime.UnlockOSThread()
 			return
 		}
 		started <- nil
 		s.loop(ctx)
+		if unix.SchedSetaffinity(0, &orig) == nil {
+			runtime.UnlockOSThread()
+		}
 	}()
 	if err := <-started; err != nil {
 		<-s.done

@@ -23,7 +23,8 @@ type Topology struct {
 	// Allowed is the set of online CPUs this process may run on: its
 	// Cpus_allowed_list (/proc/self/status: the cpuset and any taskset)
 	// intersected with Online. It equals Online when the status file is
-	// unreadable.
+	// unreadable. The status file shows the main thread's mask: read the
+	// topology before Confine, or Allowed is the confined set.
 	Allowed CPUSet
 	// Cores lists the physical cores that have an online CPU, ordered by
 	// their lowest CPU number.
