@@ -85,7 +85,7 @@ func runInterleave(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&f.bench, "bench", ".", "benchmark `regexp`, passed as -test.bench")
 	fs.StringVar(&f.benchtime, "benchtime", "", "passed as -test.benchtime when set (e.g. 1000x: the same work in every run)")
 	fs.StringVar(&f.run, "run", "^$", "test `regexp`, passed as -test.run (the default runs no tests)")
-	fs.StringVar(&f.units, "unit", "sec/op", "comma-separated `units` to judge (benchfmt's tidied units: ns/op is sec/op)")
+	fs.StringVar(&f.units, "unit", "sec/op,p50-sec/op", "comma-separated `units` to judge, those present (benchfmt's tidied units: ns/op is sec/op; p50-sec/op is decodegap.Run's median step)")
 	fs.StringVar(&f.null, "null", "null", "`name` of the null arm")
 	fs.Float64Var(&f.reject, "reject", 1.25, "reject a round whose null/base ratio is outside [1/`ratio`, ratio]")
 	fs.Float64Var(&f.maxBand, "max-band", 1.10, "widest null band (`ratio`, 1.10 = ±10%) that can still call a ratio inside it noise")

@@ -3,8 +3,11 @@ package interleave
 import (
 	"flag"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
+
+	"github.com/gapbench/gapbench/decodegap"
 )
 
 // work is the percentage of BaseOps each step does; an arm sets it on the
@@ -13,12 +16,15 @@ var work = flag.Int("work", 100, "percent of BaseOps each step does (the candida
 
 var sink uint64
 
-// BenchmarkStep is the benchmark both arms run; only -work differs.
+// BenchmarkStep is the benchmark both arms run; only -work differs. It is
+// decode-shaped: one step every 100 µs gap, measured by decodegap.Run, which
+// reports the mean (ns/op) and the median (p50-ns/op) step time among others.
 func BenchmarkStep(b *testing.B) {
-	for b.Loop() {
+	decodegap.Run(b, decodegap.Config{Gap: decodegap.Gap{Mean: 100 * time.Microsecond}}, func() error {
 		x, _ := Step(*work)
-		sink += x
-	}
+		sink += x // keep the result, or the compiler drops the xorshift work
+		return nil
+	})
 }
 
 func TestStepWorkIsProportional(t *testing.T) {
