@@ -158,6 +158,14 @@ type Config struct {
 	// Counters are user counters read at window boundaries and reported per
 	// op over the counter span (see Counter).
 	Counters []Counter
+	// Trace, when set, is a folder where Run writes the run's trace: every
+	// iteration's latency and achieved gap, the window boundaries with their
+	// counters and contention, the steady-state result, the config and the
+	// host, one file per benchmark run (format: package internal/trace's
+	// doc, JSON lines). $DECODEGAP_TRACE does the same without code, and
+	// $DECODEGAP_TRACE_PLOT=1 also draws each trace's picture beside it.
+	// The trace is written after the timed loop, on testing's last call.
+	Trace string
 	// Budget confines the run to CPUs (see Budget); the zero Budget does
 	// not confine.
 	Budget Budget

@@ -71,6 +71,9 @@ type report struct {
 	// empty means Run's in-process null instance.
 	nullHow string
 
+	// tracePaths are the trace (and picture) files written, if any.
+	tracePaths []string
+
 	// head lines go first in the log (Compare's order and verdicts).
 	head []string
 
@@ -431,6 +434,9 @@ func (rep *report) logLines() []string {
 	}
 	if rep.hostOK {
 		ls = append(ls, rep.census.lines()...)
+	}
+	if len(rep.tracePaths) > 0 {
+		ls = append(ls, "trace: "+strings.Join(rep.tracePaths, ", "))
 	}
 	return ls
 }

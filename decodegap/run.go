@@ -2,6 +2,9 @@ package decodegap
 
 import (
 	"fmt"
+	"time"
+
+	"github.com/gapbench/gapbench/internal/trace"
 	"runtime"
 	"testing"
 
@@ -84,6 +87,7 @@ func Run(b *testing.B, cfg Config, step Step) {
 	r.phases[phaseSetup] = selfTasks()
 
 	b.ResetTimer()
+	r.wallStart, r.loopStartNs = wallNow(), gap.Now()
 	if len(steps) > 1 {
 		if s, i, err := r.sessions(steps); err != nil {
 			b.Fatalf("decodegap.Run: session %d of %d: step failed at %s: %v", s+1, len(steps), r.iterName(i), err)
@@ -94,7 +98,15 @@ func Run(b *testing.B, cfg Config, step Step) {
 	b.StopTimer()
 
 	rep := r.analyze()
-	rep.publish(b, isLastCall(b))
+	last := isLastCall(b)
+	if dir := traceDir(&cfg); dir != "" && last {
+		paths, err := r.writeTrace(dir, b.Name(), rep)
+		if err != nil {
+			b.Errorf("decodegap.Run: writing the trace (Config.Trace or $%s): %v", trace.EnvDir, err)
+		}
+		rep.tracePaths = paths
+	}
+	rep.publish(b, last)
 }
 
 // closers closes, in reverse order, what Run opened.
@@ -158,6 +170,12 @@ type runner struct {
 	// soloCensus the census of session 1 alone before them.
 	sessRecs   []*record
 	soloCensus census
+	// spec is the gap spec the sequence was drawn from; wallStart and
+	// loopStartNs are when the timed loop started (wall clock and gap.Now),
+	// for the trace.
+	spec        gap.Spec
+	wallStart   time.Time
+	loopStartNs int64
 }
 
 func newRunner(cfg *Config, n int) *runner {
@@ -168,7 +186,7 @@ func newRunner(cfg *Config, n int) *runner {
 	}
 	w := cfg.window()
 	return &runner{
-		cfg: cfg, n: n, window: w,
+		cfg: cfg, n: n, window: w, spec: spec,
 		seq:    gap.NewSequence(spec),
 		waiter: gap.NewWaiter(spec),
 		rec:    newRecord(n),

@@ -1,0 +1,43 @@
+package decodegap
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gapbench/gapbench/internal/trace"
+)
+
+func TestRunWritesATraceThatParses(t *testing.T) {
+	dir := t.TempDir()
+	cmd := exec.Command(os.Args[0], "-test.run=^$", "-test.bench=^BenchmarkChild$", "-test.benchtime=300x", "-test.count=2")
+	cmd.Env = append(os.Environ(), childEnv+"=gap", trace.EnvDir+"="+dir, trace.EnvPlot+"=1")
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, string(out))
+
+	files, err := filepath.Glob(filepath.Join(dir, "*"+trace.Ext))
+	require.NoError(t, err)
+	require.Len(t, files, 2, "one trace per -count run, none for the N=1 probes, none overwritten")
+	pics, _ := filepath.Glob(filepath.Join(dir, "*.svg"))
+	assert.Len(t, pics, 2, "DECODEGAP_TRACE_PLOT=1 draws each trace")
+	assert.Contains(t, string(out), "trace: "+dir)
+
+	tr, err := trace.ReadFile(files[0])
+	require.NoError(t, err)
+	assert.Equal(t, "BenchmarkChild", tr.Header.Benchmark)
+	assert.Equal(t, 300, tr.Header.Iterations)
+	assert.Len(t, tr.Latency, 300)
+	assert.Len(t, tr.Gap, 300)
+	require.Len(t, tr.Requested, 300)
+	assert.Equal(t, int64(20000), tr.Requested[7], "requested gaps regenerated from the seed")
+	assert.Equal(t, "busy", tr.Header.Config["gap.kind"])
+	assert.NotEmpty(t, tr.Header.Steady.Class)
+	require.GreaterOrEqual(t, len(tr.Boundaries), 2)
+	assert.Equal(t, 0, tr.Boundaries[0].Iter)
+	assert.Equal(t, 300, tr.Boundaries[len(tr.Boundaries)-1].Iter)
+	assert.Contains(t, tr.Boundaries[0].Counters, trace.CounterProcessCPUNs)
+}
