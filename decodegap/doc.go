@@ -71,12 +71,51 @@
 //	ivcsw/op        involuntary context switches per step, all threads
 //	peak-RSS-B      peak resident set size of the process so far, bytes
 //	gc-pause-ns/op  Go GC stop-the-world time per step (histogram estimate)
+//	runq-ns/op      time this process's threads waited on a run queue, per step (schedstat)
+//	threads         threads of the process at the end
+//	foreign-%       others' busy time on the measured CPUs (hostmon; 100 = every CPU busy)
+//	sibling-%       busy time on the SMT siblings of the measured CPUs (only with SMT)
+//	steal-%         hypervisor steal on the measured CPUs
+//	psi-some-%      share of the span in which some task waited for a CPU (/proc/pressure/cpu)
+//	load1           1-minute load average at the end of the span
+//	null-ratio      Config.Null: the null instance's steady mean / the step's; Compare: the
+//	                null arm's mean / the first arm's in the same round (on the null arm's line)
+//	steps/s         Config.Sessions: steps of all sessions per second of the region
+//	sN-p50-ns/op    Config.Sessions: session N's median step latency (and sN-p90-ns/op)
+//	NAME/op         a Config.Counters counter's change per step
+//
+// A figure that cannot be measured on this host (no PSI, no SMT, no
+// /proc) is left out of the line, never reported as 0; the log says why.
+// The contention figures let benchstat show when one run had worse weather
+// than another; the log states the screen's verdict (Config.Screen).
+//
+// # Compare
+//
+// Compare(b, cfg, arms...) measures arms in interleaved rounds inside one
+// benchmark and reports them as sub-benchmarks BenchmarkX/arm=NAME, one line
+// per round, so that `benchstat -col /arm` compares arms measured in the
+// same weather; see Compare. Across processes and builds, use the command
+// `decodegap interleave`.
+//
+// # Threads and sessions
+//
+// Run reads the process's threads when it starts, after it opens the step
+// (Config.Open) and its other instances, and after the warm-up, and logs a
+// census: how many threads each phase created and where the CPU of the
+// counter span went, by phase and thread name, with the idle threads named.
+// Config.Sessions runs several independent instances at once (see there).
+//
+// # Traces
+//
+// Config.Trace, or $DECODEGAP_TRACE=DIR, writes every run's full series,
+// boundaries and verdict to a JSON-lines file; $DECODEGAP_TRACE_PLOT=1 also
+// draws it (`decodegap plot` draws one later).
 //
 // # Log
 //
 // Run logs only on the last call testing makes of the benchmark function
-// (never on the N=1 probe) and in at most eight lines, since testing keeps
-// only ten lines of a benchmark's log.
+// (never on the N=1 probe), in as few lines as it can: testing keeps only
+// ten lines of a benchmark's log.
 //
 // # Memory
 //
