@@ -121,7 +121,7 @@ func (c *census) threads() int {
 	return n
 }
 
-// lines returns the census for the log: two lines at the most.
+// lines returns the census for the log, in one line.
 func (c *census) lines() []string {
 	if !c.ok {
 		return []string{"threads: unavailable (the process's /proc/self/task could not be read)"}
@@ -137,7 +137,7 @@ func (c *census) lines() []string {
 		head += fmt.Sprintf("; %d exited during the counter span (their CPU is in cpu/wall but not below)", c.exited)
 	}
 	if c.total == 0 {
-		return []string{head, "CPU by thread: no thread ran in the counter span (a true zero only if the span held no steps: check cpu/wall)"}
+		return []string{head + "; CPU by thread: no thread ran in the counter span (a true zero only if the span held no steps: check cpu/wall)"}
 	}
 	var where []string
 	for i, g := range c.groups {
@@ -148,11 +148,11 @@ func (c *census) lines() []string {
 		where = append(where, fmt.Sprintf("%.0f%% in %d %s %s (%s)", 100*float64(g.cpuNs)/float64(c.total),
 			g.threads, plural(g.threads, "thread", "threads"), phaseNames[g.phase], g.name))
 	}
-	s := "CPU by thread over the counter span: " + strings.Join(where, "; ")
+	s := head + "; CPU by thread over the counter span: " + strings.Join(where, "; ")
 	if n := sumValues(c.idle); n > 0 {
 		s += fmt.Sprintf("; idle (no CPU in the span): %d %s (%s)", n, plural(n, "thread", "threads"), countsByName(c.idle))
 	}
-	return []string{head, s}
+	return []string{s}
 }
 
 func plural(n int, one, many string) string {
