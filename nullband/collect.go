@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"golang.org/x/perf/benchfmt"
+	"golang.org/x/perf/benchunit"
 )
 
 // Set is one benchmark's values in one unit for one candidate arm, arranged
@@ -15,7 +16,8 @@ type Set struct {
 	// Benchmark is the benchmark's full name without "Benchmark"
 	// (benchfmt.Name.Full), e.g. "Step-2".
 	Benchmark string
-	// Unit is the tidied unit (benchfmt turns ns/op into sec/op).
+	// Unit is the tidied unit (benchunit.Tidy: ns/op becomes sec/op, also
+	// for a value of 0, which benchfmt itself leaves in ns/op).
 	Unit string
 	// Candidate is the candidate arm's name.
 	Candidate string
@@ -65,18 +67,23 @@ func Collect(results []*benchfmt.Result, base, null string, units []string) ([]S
 			arms = append(arms, arm)
 		}
 		for _, v := range res.Values {
-			if units != nil && !slices.Contains(units, v.Unit) {
+			// benchfmt leaves a value of exactly 0 in its original unit
+			// (0 ns/op stays ns/op, not sec/op); tidy the unit here so
+			// that a zero joins its unit's other values.
+			factor, unit := benchunit.Tidy(1, v.Unit)
+			value := v.Value * factor
+			if units != nil && !slices.Contains(units, unit) {
 				continue
 			}
-			if !slices.Contains(unitOrder, v.Unit) {
-				unitOrder = append(unitOrder, v.Unit)
+			if !slices.Contains(unitOrder, unit) {
+				unitOrder = append(unitOrder, unit)
 			}
-			k := key{bench, v.Unit, arm, round}
+			k := key{bench, unit, arm, round}
 			if _, dup := vals[k]; dup {
 				f, line := res.Pos()
-				return nil, fmt.Errorf("%s:%d: round %d has two %s results of Benchmark%s for arm %s: run each arm once per round (-test.count=1)", f, line, round, v.Unit, bench, arm)
+				return nil, fmt.Errorf("%s:%d: round %d has two %s results of Benchmark%s for arm %s: run each arm once per round (-test.count=1)", f, line, round, unit, bench, arm)
 			}
-			vals[k] = v.Value
+			vals[k] = value
 		}
 	}
 	for _, need := range []string{base, null} {

@@ -64,6 +64,20 @@ func TestCollect(t *testing.T) {
 	assert.Equal(t, "B/op", only[0].Unit)
 }
 
+// benchfmt keeps "0 ns/op" in ns/op; Collect puts it with the sec/op values.
+func TestCollectTidiesZero(t *testing.T) {
+	in := "arm: a\nround: 1\nBenchmarkZ 1 0 gc-ns/op\narm: b\nBenchmarkZ 1 5 gc-ns/op\narm: n\nBenchmarkZ 1 0 gc-ns/op\n"
+	res := readAll(t, []byte(in))
+	require.Equal(t, "gc-ns/op", res[0].Values[0].Unit, "benchfmt's own reading")
+	require.Equal(t, "gc-sec/op", res[1].Values[0].Unit)
+	sets, err := Collect(res, "a", "n", nil)
+	require.NoError(t, err)
+	require.Len(t, sets, 1)
+	assert.Equal(t, "gc-sec/op", sets[0].Unit)
+	assert.Equal(t, []float64{0}, sets[0].Samples.Base)
+	assert.Equal(t, []float64{5e-9}, sets[0].Samples.Candidate)
+}
+
 func TestCollectErrors(t *testing.T) {
 	res := readAll(t, []byte(collectInput))
 	_, err := Collect(res, "old", "nul", nil)
