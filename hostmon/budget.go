@@ -23,9 +23,9 @@ type Budget struct {
 // String returns "CPUs 0-3 (siblings 16-19)" or "CPU 1 (no SMT siblings)".
 func (b Budget) String() string {
 	if len(b.Siblings) == 0 {
-		return b.CPUs.words() + " (no SMT siblings)"
+		return b.CPUs.Words() + " (no SMT siblings)"
 	}
-	return b.CPUs.words() + " (siblings " + b.Siblings.String() + ")"
+	return b.CPUs.Words() + " (siblings " + b.Siblings.String() + ")"
 }
 
 // BudgetOption changes how SelectBudget chooses cores.

@@ -72,7 +72,7 @@ func (t *Topology) Confine(set CPUSet) (*Confinement, error) {
 					continue
 				}
 				c.release()
-				return nil, fmt.Errorf("hostmon: confine thread %d to %s: %w", tid, set.words(), explainAffinityErr(err))
+				return nil, fmt.Errorf("hostmon: confine thread %d to %s: %w", tid, set.Words(), explainAffinityErr(err))
 			}
 			c.orig[tid] = o
 			fresh++

@@ -126,8 +126,9 @@ func (s CPUSet) Minus(t CPUSet) CPUSet {
 // Equal reports whether s and t hold the same CPUs.
 func (s CPUSet) Equal(t CPUSet) bool { return slices.Equal(s, t) }
 
-// words returns "CPU 3" or "CPUs 0,2" for messages.
-func (s CPUSet) words() string {
+// Words returns the set for a sentence: "CPU 3", or "CPUs 0,2" for any
+// other size.
+func (s CPUSet) Words() string {
 	if len(s) == 1 {
 		return "CPU " + strconv.Itoa(s[0])
 	}

@@ -29,8 +29,8 @@ func TestParseCPUList(t *testing.T) {
 func TestCPUSetString(t *testing.T) {
 	assert.Equal(t, "0-3,8,10,11", NewCPUSet(0, 1, 2, 3, 8, 10, 11).String())
 	assert.Equal(t, "", CPUSet(nil).String())
-	assert.Equal(t, "CPU 11", NewCPUSet(11).words())
-	assert.Equal(t, "CPUs 0,2", NewCPUSet(0, 2).words())
+	assert.Equal(t, "CPU 11", NewCPUSet(11).Words())
+	assert.Equal(t, "CPUs 0,2", NewCPUSet(0, 2).Words())
 	a, b := NewCPUSet(0, 1, 2), NewCPUSet(2, 3)
 	assert.Equal(t, NewCPUSet(0, 1, 2, 3), a.Union(b))
 	assert.Equal(t, NewCPUSet(2), a.Intersect(b))

@@ -218,7 +218,7 @@ func noSpinner(t *testing.T, fs FS, topo *Topology, s *Sampler) {
 			bestForeign, othersThen = sp.ForeignBusyPct.Value, othersPct
 		}
 		t.Logf("without spinner, sample %d: foreign %s on CPU 1 (one tick = %.0f%%), %s busy on %s: %s",
-			i, sp.ForeignBusyPct, sp.ResolutionPct, othersBusy, others.words(), v)
+			i, sp.ForeignBusyPct, sp.ResolutionPct, othersBusy, others.Words(), v)
 		if !v.ForeignLoad {
 			return
 		}
@@ -228,7 +228,7 @@ func noSpinner(t *testing.T, fs FS, topo *Topology, s *Sampler) {
 	// left running, or our own time counted as foreign, would show CPU 1
 	// busy beside idle CPUs.
 	if othersThen >= 0 && bestForeign <= othersThen+30 {
-		t.Skipf("CPU 1 stayed foreign-loaded for 5 s (%.0f%% at its quietest) while %s was %.0f%% busy: other jobs load this host, so the no-spinner case cannot be checked now", bestForeign, others.words(), othersThen)
+		t.Skipf("CPU 1 stayed foreign-loaded for 5 s (%.0f%% at its quietest) while %s was %.0f%% busy: other jobs load this host, so the no-spinner case cannot be checked now", bestForeign, others.Words(), othersThen)
 	}
-	t.Errorf("CPU 1 read as foreign-loaded in every sample for 5 s after the spinner was killed: %.0f%% at its quietest, while %s was %.0f%% busy", bestForeign, others.words(), othersThen)
+	t.Errorf("CPU 1 read as foreign-loaded in every sample for 5 s after the spinner was killed: %.0f%% at its quietest, while %s was %.0f%% busy", bestForeign, others.Words(), othersThen)
 }

@@ -19,7 +19,7 @@ import (
 type Figure struct {
 	// Value is the figure in Unit; meaningless when Reason is set.
 	Value float64
-	// Unit is "%", "ns" or "" (a plain number).
+	// Unit is "%", "ns", "n" (a count) or "" (a plain number).
 	Unit string
 	// Reason says why the figure is unavailable; "" when it is available.
 	Reason string
@@ -42,6 +42,8 @@ func (f Figure) String() string {
 		return strconv.FormatFloat(f.Value, 'f', 1, 64) + "%"
 	case "ns":
 		return time.Duration(math.Round(f.Value)).String()
+	case "n":
+		return strconv.FormatFloat(f.Value, 'f', 0, 64)
 	}
 	return strconv.FormatFloat(f.Value, 'f', 2, 64)
 }
@@ -305,10 +307,13 @@ func Between(a, b *Snapshot) Span {
 	}
 	if sp.Seconds <= 0 {
 		r := "empty span: the second snapshot is not later than the first"
-		for _, f := range []*Figure{&sp.ForeignBusyPct, &sp.BusyPct, &sp.OwnPct, &sp.SiblingBusyPct, &sp.StealPct,
-			&sp.RunQueueWaitNs, &sp.RunQueueWaitPct, &sp.ProcessRunQueueWaitNs, &sp.PSISomePct, &sp.Load1,
-			&sp.ProcsRunning, &sp.ThrottledPeriods, &sp.ThrottledPct} {
-			*f = unavail("", r)
+		for _, f := range []struct {
+			f    *Figure
+			unit string
+		}{{&sp.ForeignBusyPct, "%"}, {&sp.BusyPct, "%"}, {&sp.OwnPct, "%"}, {&sp.SiblingBusyPct, "%"}, {&sp.StealPct, "%"},
+			{&sp.RunQueueWaitNs, "ns"}, {&sp.RunQueueWaitPct, "%"}, {&sp.ProcessRunQueueWaitNs, "ns"}, {&sp.PSISomePct, "%"},
+			{&sp.Load1, ""}, {&sp.ProcsRunning, "n"}, {&sp.ThrottledPeriods, "n"}, {&sp.ThrottledPct, "%"}} {
+			*f.f = unavail(f.unit, r)
 		}
 		return sp
 	}
@@ -332,7 +337,7 @@ func Between(a, b *Snapshot) Span {
 			steal += cb.Steal - ca.Steal
 		}
 		if statWhy == "" && total <= 0 {
-			statWhy = "no clock tick on " + sp.CPUs.words() + " within the span (span shorter than 10 ms?)"
+			statWhy = "no clock tick counted on " + sp.CPUs.Words() + " within the span"
 		}
 	}
 	if statWhy != "" {
@@ -352,7 +357,7 @@ func Between(a, b *Snapshot) Span {
 	}
 	switch {
 	case len(sp.Siblings) == 0:
-		sp.SiblingBusyPct = unavail("%", "no SMT siblings outside "+sp.CPUs.words())
+		sp.SiblingBusyPct = unavail("%", "no SMT siblings outside "+sp.CPUs.Words())
 	case firstOf(a.statErr, b.statErr) != "":
 		sp.SiblingBusyPct = unavail("%", firstOf(a.statErr, b.statErr))
 	default:
@@ -374,7 +379,7 @@ func Between(a, b *Snapshot) Span {
 			}
 		}
 		if why == "" && st <= 0 {
-			why = "no clock tick on " + sp.Siblings.words() + " within the span"
+			why = "no clock tick counted on " + sp.Siblings.Words() + " within the span"
 		}
 		if why != "" {
 			sp.SiblingBusyPct, sp.SiblingBusy = unavail("%", why), nil
@@ -425,15 +430,15 @@ func Between(a, b *Snapshot) Span {
 		sp.Load1 = avail(b.load1, "")
 	}
 	if b.statErr != "" {
-		sp.ProcsRunning = unavail("", b.statErr)
+		sp.ProcsRunning = unavail("n", b.statErr)
 	} else {
-		sp.ProcsRunning = avail(float64(b.stat.ProcessesRunning), "")
+		sp.ProcsRunning = avail(float64(b.stat.ProcessesRunning), "n")
 	}
 
 	if why := firstOf(a.cgroupErr, b.cgroupErr); why != "" {
-		sp.ThrottledPeriods, sp.ThrottledPct = unavail("", why), unavail("%", why)
+		sp.ThrottledPeriods, sp.ThrottledPct = unavail("n", why), unavail("%", why)
 	} else {
-		sp.ThrottledPeriods = avail(float64(sub(b.cgroup.Throttled, a.cgroup.Throttled)), "")
+		sp.ThrottledPeriods = avail(float64(sub(b.cgroup.Throttled, a.cgroup.Throttled)), "n")
 		sp.ThrottledPct = avail(min(100, 100*float64(sub(b.cgroup.ThrottledNanoseconds, a.cgroup.ThrottledNanoseconds))/ns), "%")
 	}
 	return sp

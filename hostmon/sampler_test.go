@@ -55,8 +55,8 @@ func TestSpanEPYCBusySibling(t *testing.T) {
 	assert.InDelta(t, 4e6, sp.ProcessRunQueueWaitNs.Value, 1e-3)
 	assert.InDelta(t, 5, sp.PSISomePct.Value, 1e-9)
 	assert.Equal(t, Figure{Value: 4.5}, sp.Load1)
-	assert.Equal(t, Figure{Value: 5}, sp.ProcsRunning)
-	assert.Equal(t, Figure{Value: 0}, sp.ThrottledPeriods, "cgroup v2 cpu.stat: no new throttling")
+	assert.Equal(t, Figure{Value: 5, Unit: "n"}, sp.ProcsRunning)
+	assert.Equal(t, Figure{Value: 0, Unit: "n"}, sp.ThrottledPeriods, "cgroup v2 cpu.stat: no new throttling")
 	assert.InDelta(t, 0.25, sp.ResolutionPct, 1e-9)
 
 	v := sp.Screen(Thresholds{})
@@ -110,7 +110,7 @@ func TestSpanSocket2HandPickedSiblings(t *testing.T) {
 	sp := fixtureSpan(t, "socket2", "handpicked", b.CPUs, b.Siblings, time.Second)
 	assert.InDelta(t, 0, sp.ForeignBusyPct.Value, 1e-9)
 	assert.InDelta(t, 90, sp.SiblingBusyPct.Value, 1e-9)
-	assert.Equal(t, Figure{Value: 5}, sp.ThrottledPeriods, "cgroup v1 nr_throttled delta")
+	assert.Equal(t, Figure{Value: 5, Unit: "n"}, sp.ThrottledPeriods, "cgroup v1 nr_throttled delta")
 	assert.InDelta(t, 3, sp.ThrottledPct.Value, 1e-9)
 	assert.InDelta(t, 0, sp.PSISomePct.Value, 1e-9)
 	v := sp.Screen(Thresholds{})
@@ -142,7 +142,7 @@ func TestSpanVM2RealFiles(t *testing.T) {
 	assert.False(t, sp.RunQueueWaitPct.Available())
 	assert.Equal(t, "unavailable (no SMT siblings outside CPUs 0,1)", sp.SiblingBusyPct.String())
 	assert.Equal(t, Figure{Value: 1.47}, sp.Load1)
-	assert.Equal(t, Figure{Value: 0}, sp.ThrottledPeriods)
+	assert.Equal(t, Figure{Value: 0, Unit: "n"}, sp.ThrottledPeriods)
 	assert.True(t, sp.ProcessRunQueueWaitNs.Available())
 
 	v := sp.Screen(Thresholds{})
@@ -182,6 +182,7 @@ func TestFigureString(t *testing.T) {
 	assert.Equal(t, "22.0%", avail(22, "%").String())
 	assert.Equal(t, "1.5ms", avail(1.5e6, "ns").String())
 	assert.Equal(t, "3.21", avail(3.214, "").String())
+	assert.Equal(t, "41", avail(41, "n").String())
 	assert.Equal(t, "unavailable (no PSI)", unavail("%", "no PSI").String())
 	assert.Equal(t, "0.0%", avail(0, "%").String(), "a true zero prints as 0")
 }

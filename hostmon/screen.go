@@ -146,7 +146,7 @@ func (sp Span) Screen(th Thresholds) Verdict {
 			v.Reasons = append(v.Reasons, reason())
 		}
 	}
-	on := sp.CPUs.words()
+	on := sp.CPUs.Words()
 	check("foreign busy", sp.ForeignBusyPct, th.ForeignBusyPct, func() string {
 		return fmt.Sprintf("foreign %s on %s > %s", pct(sp.ForeignBusyPct.Value), on, pct(th.ForeignBusyPct))
 	}, true)

@@ -293,13 +293,13 @@ func (t *Topology) String() string {
 		if d.Size != "" {
 			size = " (" + d.Size + ")"
 		}
-		fmt.Fprintf(&b, "L3 %d: %s%s\n", i, d.CPUs.words(), size)
+		fmt.Fprintf(&b, "L3 %d: %s%s\n", i, d.CPUs.Words(), size)
 	}
 	if len(t.NUMA) == 0 {
 		fmt.Fprintf(&b, "NUMA: unavailable (no /sys/devices/system/node/node*/cpulist)\n")
 	}
 	for _, n := range t.NUMA {
-		fmt.Fprintf(&b, "NUMA node %d: %s\n", n.ID, n.CPUs.words())
+		fmt.Fprintf(&b, "NUMA node %d: %s\n", n.ID, n.CPUs.Words())
 	}
 	b.WriteString("cores")
 	if maxThreads > 1 {
