@@ -149,6 +149,10 @@ func runInterleave(args []string, stdout, stderr io.Writer) int {
 			cmd := exec.CommandContext(ctx, "go", "test", "-c", "-o", bin, ".")
 			cmd.Dir = s.target
 			if out, err := cmd.CombinedOutput(); err != nil {
+				if ctx.Err() != nil {
+					fmt.Fprintf(stderr, "decodegap interleave: interrupted while building arm %s; nothing was run\n", s.name)
+					return 130
+				}
 				fmt.Fprintf(stderr, "decodegap interleave: arm %s: go test -c in %s failed (%v):\n%s", s.name, s.target, err, out)
 				return 1
 			}
@@ -187,8 +191,15 @@ func runInterleave(args []string, stdout, stderr io.Writer) int {
 	if f.lock {
 		l, err := hostmon.Lock(ctx, f.lockPath, stderr)
 		if err != nil {
+			// Nothing was run: leave no empty output file behind.
+			file.Close()
+			os.Remove(f.out)
+			if ctx.Err() != nil {
+				fmt.Fprintf(stderr, "decodegap interleave: interrupted while waiting for the host lock %s; nothing was run\n", f.lockPath)
+				return 130
+			}
 			fmt.Fprintf(stderr, "decodegap interleave: taking the host lock %s: %v (or run with -lock=false)\n", f.lockPath, err)
-			return lockExit(ctx)
+			return 1
 		}
 		defer l.Unlock()
 	}
@@ -258,15 +269,6 @@ func runInterleave(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	return status
-}
-
-// lockExit is the exit status when the host lock could not be taken: 130
-// when interrupted while waiting, 1 otherwise.
-func lockExit(ctx context.Context) int {
-	if ctx.Err() != nil {
-		return 130
-	}
-	return 1
 }
 
 // judgeFile reads the output file back, judges every candidate arm against

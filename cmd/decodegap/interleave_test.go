@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -217,16 +218,8 @@ func TestInterleaveNoTestFiles(t *testing.T) {
 // parses; the exit status says it was interrupted.
 func TestInterleaveInterrupt(t *testing.T) {
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "decodegap")
-	build := exec.Command("go", "build", "-o", bin, ".")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	exBin := filepath.Join(dir, "ex.test")
-	build = exec.Command("go", "test", "-c", "-o", exBin, examplePkg)
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go test -c: %v\n%s", err, out)
-	}
+	bin := buildDecodegap(t)
+	exBin := exampleTest(t)
 	out := filepath.Join(dir, "out.txt")
 	cmd := exec.Command(bin, "interleave", "-rounds", "100", "-benchtime", "2000x", "-o", out, "-lock=false",
 		"a="+exBin, "b="+exBin+" -work=110")
@@ -346,6 +339,8 @@ func TestInterleaveLockFails(t *testing.T) {
 	code := dispatch([]string{"interleave", "-o", filepath.Join(dir, "out.txt"), "-lock-path", lock, "a=" + bin, "b=" + bin}, &stdout, &stderr)
 	assert.Equal(t, 1, code)
 	assert.Regexp(t, regexp.MustCompile(`^decodegap interleave: taking the host lock `+regexp.QuoteMeta(lock)+`: .*no such file or directory.* \(or run with -lock=false\)\n$`), stderr.String())
+	_, err := os.Stat(filepath.Join(dir, "out.txt"))
+	assert.True(t, os.IsNotExist(err), "no empty output file is left behind")
 }
 
 func TestInterleaveBuildFails(t *testing.T) {
@@ -361,4 +356,61 @@ func TestInterleaveBuildFails(t *testing.T) {
 	assert.Contains(t, stderr.String(), "undefined: testing")
 	_, err := os.Stat(filepath.Join(dir, "out.txt"))
 	assert.True(t, os.IsNotExist(err), "nothing is written before the arms are built")
+}
+
+// SIGINT while another process holds the host lock: nothing ran, exit 130.
+func TestInterleaveInterruptedWaitingForLock(t *testing.T) {
+	bin := exampleTest(t)
+	dir := t.TempDir()
+	lockPath := filepath.Join(dir, "lock")
+	held, err := hostmon.Lock(context.Background(), lockPath, nil)
+	require.NoError(t, err)
+	defer held.Unlock()
+	decodegap := buildDecodegap(t)
+	out := filepath.Join(dir, "out.txt")
+	cmd := exec.Command(decodegap, "interleave", "-o", out, "-lock-path", lockPath, "a="+bin, "b="+bin)
+	stderr, err := cmd.StderrPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	sc := bufio.NewScanner(stderr)
+	var lines []string
+	for sc.Scan() {
+		lines = append(lines, sc.Text())
+		if strings.Contains(sc.Text(), "waiting for host lock") { // hostmon names the holder while it waits
+			require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
+			break
+		}
+	}
+	rest, _ := io.ReadAll(stderr)
+	err = cmd.Wait()
+	var ee *exec.ExitError
+	require.ErrorAs(t, err, &ee, "stderr:\n%s\n%s", strings.Join(lines, "\n"), rest)
+	assert.Equal(t, 130, ee.ExitCode())
+	assert.Contains(t, string(rest), "decodegap interleave: interrupted while waiting for the host lock "+lockPath+"; nothing was run\n")
+	_, err = os.Stat(out)
+	assert.True(t, os.IsNotExist(err))
+}
+
+var (
+	decodegapOnce sync.Once
+	decodegapBin  string
+	decodegapErr  error
+)
+
+// buildDecodegap builds this command once for the tests that signal it.
+func buildDecodegap(t *testing.T) string {
+	t.Helper()
+	decodegapOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "decodegap-bin-")
+		if err != nil {
+			decodegapErr = err
+			return
+		}
+		decodegapBin = filepath.Join(dir, "decodegap")
+		if out, err := exec.Command("go", "build", "-o", decodegapBin, ".").CombinedOutput(); err != nil {
+			decodegapErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	require.NoError(t, decodegapErr)
+	return decodegapBin
 }
