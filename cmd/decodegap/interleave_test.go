@@ -308,7 +308,7 @@ func TestInterleaveScreenUnavailable(t *testing.T) {
 	}
 	out := filepath.Join(dir, "out.txt")
 	var stdout, stderr bytes.Buffer
-	code := dispatch([]string{"interleave", "-rounds", "1", "-benchtime", "1x", "-o", out, "-lock=false", "a=" + bin, "b=" + bin}, &stdout, &stderr)
+	code := dispatch([]string{"interleave", "-rounds", "1", "-benchtime", "100x", "-o", out, "-lock=false", "a=" + bin, "b=" + bin}, &stdout, &stderr)
 	require.Equal(t, 0, code, stderr.String())
 	assert.Regexp(t, regexp.MustCompile(`(?m)^decodegap interleave: screen: unavailable: .*`+regexp.QuoteMeta(dir)), stderr.String())
 	res := readResults(t, out)
@@ -325,7 +325,7 @@ func TestInterleaveNoSuchUnit(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "out.txt")
 	var stdout, stderr bytes.Buffer
-	code := dispatch([]string{"interleave", "-rounds", "1", "-benchtime", "1x", "-o", out, "-lock=false", "-screen=false", "-unit", "B/op", "a=" + bin, "b=" + bin}, &stdout, &stderr)
+	code := dispatch([]string{"interleave", "-rounds", "1", "-benchtime", "100x", "-o", out, "-lock=false", "-screen=false", "-unit", "B/op", "a=" + bin, "b=" + bin}, &stdout, &stderr)
 	assert.Equal(t, 1, code)
 	assert.Contains(t, stderr.String(), "decodegap interleave: "+out+" holds no B/op values to judge: choose -unit from the units the benchmarks report\n")
 	assert.Len(t, readResults(t, out), 3, "the runs are kept")
