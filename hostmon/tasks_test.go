@@ -3,7 +3,6 @@ package hostmon
 import (
 	"fmt"
 	"runtime"
-	"strings"
 	"sync"
 	"testing"
 
@@ -170,11 +169,11 @@ func FuzzParseTaskSchedstat(f *testing.F) {
 		if err != nil {
 			return
 		}
-		// A parsed line prints back to itself.
-		want := strings.TrimRight(string(b), "\n")
-		again := fmt.Sprintf("%d %d %d", got.OnCPUNanoseconds, got.RunQueueWaitNanoseconds, got.Timeslices)
-		if strings.TrimLeft(want, "0") != strings.TrimLeft(again, "0") && !strings.Contains(want, " 0") {
-			t.Fatalf("%q parsed as %v", b, got)
+		// What parsed prints back in the kernel's format and parses again
+		// to the same counters.
+		again, err := parseTaskSchedstat(fmt.Appendf(nil, "%d %d %d\n", got.OnCPUNanoseconds, got.RunQueueWaitNanoseconds, got.Timeslices))
+		if err != nil || again != got {
+			t.Fatalf("%q parsed as %+v, which reparses as %+v, %v", b, got, again, err)
 		}
 	})
 }
