@@ -120,6 +120,8 @@ func (d *detector) run() Result {
 		segs[i].med = d.medianOf(d.srt[d.bound(segs[i].a):d.bound(segs[i].b)])
 	}
 	segs = d.merge(segs)
+	segs = d.joinSteps(segs)
+	segs = d.trimSteady(segs)
 
 	res := Result{Start: -1}
 	for i, s := range segs {
@@ -430,6 +432,97 @@ func (d *detector) merge(segs []seg) []seg {
 		}
 	}
 	return out
+}
+
+// joinSteps joins each one-window segment whose level lies strictly between
+// its neighbours' to the segment before it: that window is where a step
+// happened, its samples a mix of both levels, and joining it to the earlier
+// side keeps it out of the steady window.
+func (d *detector) joinSteps(segs []seg) []seg {
+	for i := 1; i+1 < len(segs); {
+		p, s, q := segs[i-1], segs[i], segs[i+1]
+		between := (p.med < s.med && s.med < q.med) || (p.med > s.med && s.med > q.med)
+		if s.b-s.a != 1 || !between {
+			i++
+			continue
+		}
+		lo, mid, hi := d.bound(p.a), d.bound(s.a), d.bound(s.b)
+		mergeRuns(d.tmp[lo:hi], d.srt[lo:mid], d.srt[mid:hi])
+		copy(d.srt[lo:hi], d.tmp[lo:hi])
+		segs[i-1] = seg{a: p.a, b: s.b, med: d.medianOf(d.srt[lo:hi])}
+		segs = slices.Delete(segs, i, i+1)
+	}
+	return segs
+}
+
+// trimAlpha is the false-alarm probability of trimSteady's test. It is
+// looser than Alpha because the errors are not alike: a false trim costs the
+// steady window one window, a missed one leaves samples of the earlier level
+// in its tail percentiles.
+const trimAlpha = 0.01
+
+// trimSteady moves the first window of the last segment to the segment
+// before it while that window holds more samples on the earlier level's side
+// of the midpoint between the two levels than the rest of the last segment
+// makes likely (binomial tail, with the rate estimated from the rest as
+// (count+1)/(n+2), p < trimAlpha), at most MinTail times. A step inside a
+// window leaves that window's median at the new level while part of its
+// samples are at the old one; without this they would sit in the steady
+// window's tail percentiles.
+func (d *detector) trimSteady(segs []seg) []seg {
+	for range d.tail {
+		k := len(segs)
+		if k < 2 {
+			break
+		}
+		p, s := &segs[k-2], &segs[k-1]
+		if s.b-s.a < 2 || p.med == s.med {
+			break
+		}
+		lo, cut, hi := d.bound(s.a), d.bound(s.a+1), d.bound(s.b)
+		mid := (p.med + s.med) / 2
+		old := func(v int64) bool { // on the earlier level's side
+			return (p.med > s.med && float64(v) > mid) || (p.med < s.med && float64(v) < mid)
+		}
+		var inWin, inRest int
+		for _, v := range d.x[lo:cut] {
+			if old(v) {
+				inWin++
+			}
+		}
+		for _, v := range d.x[cut:hi] {
+			if old(v) {
+				inRest++
+			}
+		}
+		q := float64(inRest+1) / float64(hi-cut+2)
+		if binomTail(cut-lo, inWin, q) >= trimAlpha {
+			break
+		}
+		d.partition(lo, cut, hi)
+		plo := d.bound(p.a)
+		mergeRuns(d.tmp[plo:cut], d.srt[plo:lo], d.srt[lo:cut])
+		copy(d.srt[plo:cut], d.tmp[plo:cut])
+		p.b, s.a = s.a+1, s.a+1
+		p.med, s.med = d.medianOf(d.srt[plo:cut]), d.medianOf(d.srt[cut:hi])
+	}
+	return segs
+}
+
+// binomTail returns P(X >= x) for X ~ Binomial(n, q), 0 < q < 1.
+func binomTail(n, x int, q float64) float64 {
+	if x <= 0 {
+		return 1
+	}
+	lq, l1q := math.Log(q), math.Log1p(-q)
+	ln, _ := math.Lgamma(float64(n + 1))
+	var sum float64
+	for k := x; k <= n; k++ {
+		lk, _ := math.Lgamma(float64(k + 1))
+		lnk, _ := math.Lgamma(float64(n - k + 1))
+		sum += math.Exp(ln - lk - lnk + float64(k)*lq + float64(n-k)*l1q)
+	}
+	return min(sum, 1)
 }
 
 // mergeRuns merges the sorted runs a and b into dst (len(a)+len(b)).

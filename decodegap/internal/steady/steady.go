@@ -148,8 +148,12 @@ func (d *detector) classify(segs []seg, res *Result) {
 		} else {
 			what = fmt.Sprintf("median %s → %s", a, b)
 		}
-		res.Reason = fmt.Sprintf("level still changing in the last %d of %d windows (%s; a steady window needs %d, Params.MinTail); run with -benchtime=%dx",
-			tailW, d.nw, what, d.tail, res.Suggest)
+		changed := "level still changing"
+		if k := len(segs) - 1; k > 1 {
+			changed = fmt.Sprintf("level changed %d times, still", k)
+		}
+		res.Reason = fmt.Sprintf("%s in the last %d of %d windows (%s; a steady window needs %d, Params.MinTail); run with -benchtime=%dx",
+			changed, tailW, d.nw, what, d.tail, res.Suggest)
 		return
 	}
 	if dr, from, to := d.drift(last, d.srt[d.bound(last.a):d.bound(last.b)]); dr {
@@ -184,13 +188,13 @@ func (d *detector) classify(segs []seg, res *Result) {
 	case !same && last.med-fastest.med > d.margin(fastest.med, last.med):
 		res.Class = Slowdown
 		res.Reason = fmt.Sprintf("median %s in samples %d–%d, slower at %s in the steady window from sample %d of %d",
-			a, d.bound(fastest.a), d.bound(fastest.b), b, res.Start, n)
+			a, d.bound(fastest.a), d.bound(fastest.b)-1, b, res.Start, n)
 	default:
 		a, b, same = pair(slowest.med, last.med)
 		if !same && slowest.med-last.med > d.margin(slowest.med, last.med) {
 			res.Class = Warmup
 			res.Reason = fmt.Sprintf("median %s in samples %d–%d, faster at %s in the steady window from sample %d of %d",
-				a, d.bound(slowest.a), d.bound(slowest.b), b, res.Start, n)
+				a, d.bound(slowest.a), d.bound(slowest.b)-1, b, res.Start, n)
 			break
 		}
 		// Every level is within the margin of the last, but merging them
