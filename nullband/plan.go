@@ -3,7 +3,6 @@ package nullband
 import (
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"strings"
 )
 
@@ -34,11 +33,10 @@ type Plan struct {
 	Order [][]int
 }
 
-// NewPlan draws the order of rounds rounds of arms from seed (a PCG
-// generator). Each round is a uniformly random permutation of the arms,
-// except that no round starts with the arm that ended the round before (the
-// permutation is drawn again), so no arm runs twice in a row anywhere. With
-// a single arm that is impossible and allowed.
+// NewPlan draws the order of rounds rounds of arms from seed with Orders:
+// each round a uniformly random permutation of the arms, except that no round
+// starts with the arm that ended the round before, so no arm runs twice in a
+// row anywhere (with a single arm that is impossible, and allowed).
 func NewPlan(arms []Arm, rounds int, seed uint64) (*Plan, error) {
 	if len(arms) == 0 {
 		return nil, errors.New("nullband: NewPlan needs at least one arm")
@@ -59,17 +57,7 @@ func NewPlan(arms []Arm, rounds int, seed uint64) (*Plan, error) {
 			return nil, fmt.Errorf("nullband: arm %q has no command: Arm.Args[0] must name the program to run", a.Name)
 		}
 	}
-	r := rand.New(rand.NewPCG(seed, 0x6e756c6c62616e64)) // "nullband"
-	p := &Plan{Arms: arms, Seed: seed, Order: make([][]int, rounds)}
-	last := -1
-	for i := range rounds {
-		perm := r.Perm(len(arms))
-		for len(arms) > 1 && perm[0] == last {
-			perm = r.Perm(len(arms))
-		}
-		p.Order[i] = perm
-		last = perm[len(perm)-1]
-	}
+	p := &Plan{Arms: arms, Seed: seed, Order: Orders(len(arms), rounds, seed)}
 	return p, nil
 }
 
