@@ -545,9 +545,9 @@ func mergeRuns(dst, a, b []valIdx) {
 // inflation estimates by how much autocorrelation between nearby samples
 // inflates the variance of a rank statistic, by batch means over windows:
 // the variance of the windows' rank sums, estimated robustly from their
-// differences two windows apart (median of squares / 0.4549, the median of
-// χ²₁, / 2) so that a few level changes do not count, over its value for
-// independent samples. The result is at least 1, and 1 with fewer than
+// differences two windows apart (the mean of the smallest 90% of their
+// squares / 0.6231, that fraction's mean for χ²₁, / 2) so that a few level
+// changes do not count, over its value for independent samples. The result is at least 1, and 1 with fewer than
 // minInflWindows windows. It needs d.srt sorted over the whole series.
 func (d *detector) inflation() float64 {
 	if d.nw < minInflWindows {
@@ -573,7 +573,15 @@ func (d *detector) inflation() float64 {
 		dd := sums[k+2] - sums[k]
 		sq[k] = dd * dd
 	}
-	v := medianF(sq) / 0.4549 / 2
+	// Mean of the smallest 90%: a few level changes land in the top
+	// tenth. For χ²₁ the mean below its 90th percentile is 0.6231.
+	slices.Sort(sq)
+	keep := sq[:max(1, len(sq)*9/10)]
+	var sum float64
+	for _, v := range keep {
+		sum += v
+	}
+	v := sum / float64(len(keep)) / 0.6231 / 2
 	return max(1, v/(float64(d.w)*varR))
 }
 

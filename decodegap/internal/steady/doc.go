@@ -38,9 +38,9 @@
 //     Why f: samples close in time are correlated on a real host, which
 //     makes any test that assumes independence see changes in noise. f is
 //     estimated once by batch means: the variance of the windows' rank sums
-//     (robustly, from the median of the squared differences between windows
-//     two apart, so that a few level changes do not count) over its value for
-//     independent samples; f is at least 1, and 1 when there are fewer than 6
+//     (robustly, from the smallest 90% of the squared differences between
+//     windows two apart, so that a few level changes do not count) over its
+//     value for independent samples; f is at least 1, and 1 when there are fewer than 6
 //     windows. It corrects for correlation shorter than a window; slower
 //     weather is left to the margin of step 3.
 //
