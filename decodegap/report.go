@@ -2,6 +2,8 @@ package decodegap
 
 import (
 	"fmt"
+
+	"golang.org/x/perf/benchunit"
 	"math"
 	"slices"
 	"strings"
@@ -302,7 +304,7 @@ func (r *runner) span(from int) counterSpan {
 func (rep *report) publish(b reporter, log bool) {
 	b.Helper()
 	for _, m := range rep.metrics() {
-		b.ReportMetric(m.value, m.unit)
+		b.ReportMetric(m.value, reportUnit(m))
 	}
 	if !log {
 		return
@@ -333,6 +335,20 @@ var _ reporter = (*testing.B)(nil)
 type metric struct {
 	value float64
 	unit  string
+}
+
+// reportUnit is the unit to print m in. benchfmt tidies "ns" units to
+// "sec" by comparing the tidied value with the original, so it leaves an
+// exact 0 in its original unit: "0 sys-ns/op" and "12 sys-ns/op" would land
+// in two benchstat tables. A zero is therefore printed in the tidied unit
+// ("0 sys-sec/op"), which benchfmt keeps as it is. ns/op is left alone:
+// testing treats "0 ns/op" specially.
+func reportUnit(m metric) string {
+	if m.value != 0 || m.unit == "ns/op" {
+		return m.unit
+	}
+	_, u := benchunit.Tidy(1, m.unit)
+	return u
 }
 
 // metrics lists the benchfmt metrics of the report; the package doc's table

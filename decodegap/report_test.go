@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/perf/benchfmt"
 	"golang.org/x/perf/benchunit"
 
 	"github.com/gapbench/gapbench/decodegap/internal/steady"
@@ -202,4 +203,22 @@ func TestSpanPicksSnapshotsInsideTheSteadyWindow(t *testing.T) {
 	c = r.span(0)
 	assert.Equal(t, 0, c.from)
 	assert.False(t, (&runner{snaps: []snapshot{{iter: 0}}}).span(0).ok)
+}
+
+func TestZeroIsPrintedInTheTidiedUnit(t *testing.T) {
+	assert.Equal(t, "sys-sec/op", reportUnit(metric{0, "sys-ns/op"}))
+	assert.Equal(t, "sys-ns/op", reportUnit(metric{12, "sys-ns/op"}))
+	assert.Equal(t, "vcsw/op", reportUnit(metric{0, "vcsw/op"}))
+	assert.Equal(t, "ns/op", reportUnit(metric{0, "ns/op"}))
+
+	// Both land in one unit once benchfmt has read them.
+	in := "BenchmarkX 10 5 ns/op 0 sys-sec/op\nBenchmarkX 10 5 ns/op 12 sys-ns/op\n"
+	rd := benchfmt.NewReader(strings.NewReader(in), "in")
+	var units []string
+	for rd.Scan() {
+		if r, ok := rd.Result().(*benchfmt.Result); ok {
+			units = append(units, r.Values[1].Unit)
+		}
+	}
+	assert.Equal(t, []string{"sys-sec/op", "sys-sec/op"}, units)
 }
