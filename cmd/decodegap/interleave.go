@@ -1,11 +1,14 @@
 package main
 
 import (
+	"math"
+
 	"bytes"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/gapbench/gapbench/internal/traceplot"
 	"io"
 	"math/rand/v2"
 	"os"
@@ -69,6 +72,7 @@ type interleaveFlags struct {
 	lock      bool
 	lockPath  string
 	screen    bool
+	plot      string
 }
 
 func runInterleave(args []string, stdout, stderr io.Writer) int {
@@ -92,6 +96,7 @@ func runInterleave(args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&f.lock, "lock", true, "hold the host lock while running (see 'decodegap lock')")
 	fs.StringVar(&f.lockPath, "lock-path", hostmon.DefaultLockPath(), "host lock `file`")
 	fs.BoolVar(&f.screen, "screen", true, "screen the host for contention over each run (screen: line)")
+	fs.StringVar(&f.plot, "plot", "", "also draw each verdict to `file` (.svg or .png): per-round ratios, the null band, the CI; with several verdicts, the candidate and unit are added to the name")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -315,6 +320,15 @@ func judgeFile(f interleaveFlags, arms []string, stdout io.Writer) error {
 	if err := nullband.WriteTable(stdout, rows, base); err != nil {
 		return err
 	}
+	if f.plot != "" {
+		for _, row := range rows {
+			path := plotPath(f.plot, row, len(rows))
+			if err := traceplot.Verdict(verdictData(row, base), path); err != nil {
+				return fmt.Errorf("-plot %s: %v", f.plot, err)
+			}
+			fmt.Fprintf(stdout, "verdict picture: %s\n", path)
+		}
+	}
 	ignore := "round,screen"
 	if pkgsDiffer(results) {
 		ignore += ",pkg"
@@ -325,6 +339,43 @@ func judgeFile(f interleaveFlags, arms []string, stdout io.Writer) error {
 	fmt.Fprintf(stdout, "\nbenchstat: go tool benchstat -col %s -ignore %s %s\n", col, ignore, f.out)
 	fmt.Fprintf(stdout, "clean runs only: go tool benchstat -col %s -ignore %s -filter screen:clean %s\n", col, ignore, f.out)
 	return nil
+}
+
+// plotPath is the -plot file for row: the flag's value itself when there is
+// one verdict, else with "-CANDIDATE-UNIT" before the extension.
+func plotPath(plot string, row nullband.Judged, rows int) string {
+	if rows == 1 {
+		return plot
+	}
+	ext := filepath.Ext(plot)
+	tag := strings.NewReplacer("/", "_", " ", "_").Replace(row.Set.Candidate + "-" + row.Set.Unit)
+	return strings.TrimSuffix(plot, ext) + "-" + tag + ext
+}
+
+// verdictData turns a verdict into the picture's data: the rounds that have
+// a ratio, the null band, and the ratio's CI (collapsed onto the estimate,
+// and said so, when the run has too few rounds for one).
+func verdictData(row nullband.Judged, base string) traceplot.VerdictData {
+	v := row.Verdict
+	d := traceplot.VerdictData{
+		Title: row.Set.Benchmark, ArmA: base, ArmB: row.Set.Candidate, Metric: row.Set.Unit,
+		Ratio: v.Ratio.Center, CILow: v.Ratio.Lo, CIHigh: v.Ratio.Hi, CILevel: v.Ratio.Confidence,
+		Verdict: v.Kind.String() + ": " + v.Reason,
+	}
+	for _, r := range v.Rounds {
+		if r.Ratio > 0 && !math.IsInf(r.Ratio, 0) {
+			d.Ratios = append(d.Ratios, r.Ratio)
+			d.Rejected = append(d.Rejected, r.Rejected)
+		}
+	}
+	if b := v.Band; b.Lo > 0 && b.Hi >= b.Lo && !math.IsInf(b.Hi, 0) {
+		d.NullLow, d.NullHigh = b.Lo, b.Hi
+	}
+	if !(d.CILow > 0) || math.IsInf(d.CIHigh, 0) || d.CILow > d.Ratio || d.CIHigh < d.Ratio {
+		d.CILow, d.CIHigh, d.CILevel = d.Ratio, d.Ratio, 0
+		d.Verdict += " (no confidence interval: too few rounds)"
+	}
+	return d
 }
 
 // pkgsDiffer reports whether the results name more than one pkg: (arms

@@ -54,9 +54,19 @@ func TestInterleaveRealRun(t *testing.T) {
 	out := filepath.Join(dir, "out.txt")
 	var stdout, stderr bytes.Buffer
 	code := dispatch([]string{"interleave", "-rounds", "6", "-seed", "7", "-benchtime", "200x", "-o", out,
-		"-lock-path", filepath.Join(dir, "lock"),
+		"-lock-path", filepath.Join(dir, "lock"), "-plot", filepath.Join(dir, "verdict.svg"),
 		"old=" + examplePkg, "new=" + examplePkg + " -work=110"}, &stdout, &stderr)
 	require.Equal(t, 0, code, "stderr:\n%s", stderr.String())
+
+	// -plot: one picture per judged unit, named after the candidate and unit.
+	for _, name := range []string{"verdict-new-sec_op.svg", "verdict-new-p50-sec_op.svg"} {
+		svg, err := os.ReadFile(filepath.Join(dir, name))
+		require.NoError(t, err, "stdout:\n%s", stdout.String())
+		assert.Contains(t, string(svg), "<svg")
+		assert.Contains(t, string(svg), "new / old")
+		assert.Contains(t, string(svg), "null band [")
+		assert.Contains(t, stdout.String(), "verdict picture: "+filepath.Join(dir, name))
+	}
 
 	res := readResults(t, out)
 	require.Len(t, res, 18, "3 arms × 6 rounds, one result each")
