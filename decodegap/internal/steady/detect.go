@@ -8,6 +8,11 @@ import (
 	"slices"
 )
 
+// MaxSamples is the longest series Detect classifies (2^23, so that midranks
+// are exact in float32); a longer one gets NoSteadyState with a Reason that
+// says to thin it.
+const MaxSamples = 1 << 23
+
 // maxChangepoints caps binary segmentation: at most this many changepoints
 // are found, the most significant first. It bounds Detect's time on series
 // that change everywhere (those have no steady state anyway).
@@ -15,41 +20,62 @@ const maxChangepoints = 256
 
 // detector holds one Detect call's state and scratch space.
 type detector struct {
-	x     []int64
-	w     int // window, samples
-	nw    int // whole windows; the last absorbs the remainder
-	tol   float64
-	alpha float64
-	tail  int       // MinTail, windows
-	sigma float64   // window-to-window noise of window medians, ns
-	infl  float64   // variance inflation of rank statistics by autocorrelation, >= 1
-	wmed  []float64 // window medians, ns
+	x      []int64
+	w      int // window, samples
+	nw     int // whole windows; the last absorbs the remainder
+	tol    float64
+	alpha  float64
+	tail   int       // MinTail, windows
+	stride int       // iterations per sample
+	sigma  float64   // window-to-window noise of window medians, ns
+	infl   float64   // variance inflation of rank statistics by autocorrelation, >= 1
+	wmed   []float64 // window medians, ns
 	// srt holds every current segment's samples sorted by (value, index):
 	// srt[bound(s.a):bound(s.b)] for each segment s. Splitting and merging
 	// keep it so (stable partition, merge of sorted runs), so no segment is
 	// ever sorted again.
-	srt   []valIdx
-	tmp   []valIdx  // scratch, len(x)
-	ranks []float64 // scratch: midranks by position within a segment
+	srt   []int32   // sample indices; see above
+	tmp   []int32   // scratch, len(x)
+	ranks []float32 // scratch: midranks by position within a segment (exact: half-integers below 2^23)
 	slope []float64 // scratch for drift slopes
 	win   []int64   // scratch for window medians
 }
 
-// valIdx is a sample's value and its index in the series.
-type valIdx struct {
-	v int64
-	i int32
+// sortedIndices returns 0..n-1 ordered by (value, index). When the values
+// span less than 2^40 (18 minutes in ns) it sorts packed uint64 keys
+// (value-min)<<23 | index, several times faster than a comparison function.
+func (d *detector) sortedIndices() []int32 {
+	n := len(d.x)
+	idx := make([]int32, n)
+	lo, hi := slices.Min(d.x), slices.Max(d.x)
+	if span := uint64(hi) - uint64(lo); hi >= lo && span < 1<<40 {
+		keys := make([]uint64, n)
+		for i, v := range d.x {
+			keys[i] = (uint64(v)-uint64(lo))<<23 | uint64(i)
+		}
+		slices.Sort(keys)
+		for k, key := range keys {
+			idx[k] = int32(key & (1<<23 - 1))
+		}
+		return idx
+	}
+	for i := range idx {
+		idx[i] = int32(i)
+	}
+	slices.SortFunc(idx, d.cmp)
+	return idx
 }
 
-func cmpValIdx(p, q valIdx) int {
-	if c := cmp.Compare(p.v, q.v); c != 0 {
+// cmp orders sample indices by (value, index).
+func (d *detector) cmp(p, q int32) int {
+	if c := cmp.Compare(d.x[p], d.x[q]); c != 0 {
 		return c
 	}
-	return cmp.Compare(p.i, q.i)
+	return cmp.Compare(p, q)
 }
 
 func newDetector(x []int64, p Params) *detector {
-	d := &detector{x: x, w: p.Window, tol: p.Tolerance, alpha: p.Alpha, tail: p.MinTail}
+	d := &detector{x: x, w: p.Window, tol: p.Tolerance, alpha: p.Alpha, tail: p.MinTail, stride: max(p.Stride, 1)}
 	if d.w == 0 {
 		d.w = DefaultWindow
 	}
@@ -85,13 +111,9 @@ func (d *detector) prepare() {
 		d.wmed[k] = medianSorted(len(d.win), func(i int) int64 { return d.win[i] })
 	}
 	d.sigma = diffSigma(d.wmed)
-	d.srt = make([]valIdx, n)
-	for i, v := range d.x {
-		d.srt[i] = valIdx{v, int32(i)}
-	}
-	slices.SortFunc(d.srt, cmpValIdx)
-	d.tmp = make([]valIdx, n)
-	d.ranks = make([]float64, n)
+	d.srt = d.sortedIndices()
+	d.tmp = make([]int32, n)
+	d.ranks = make([]float32, n)
 	d.infl = d.inflation()
 }
 
@@ -103,13 +125,13 @@ func (d *detector) run() Result {
 			Class:   NoSteadyState,
 			Start:   -1,
 			Suggest: s,
-			Reason: fmt.Sprintf("%d samples make %s of %d (Config.Window); at least 2 are needed: run with -benchtime=%dx",
-				n, plural(d.nw, "whole window"), d.w, s),
+			Reason: fmt.Sprintf("%d iterations make %s of %d (Config.Window); at least 2 are needed: run with -benchtime=%dx",
+				d.iter(n), plural(d.nw, "whole window"), d.iter(d.w), s),
 		}
 	}
-	if n > math.MaxInt32 {
+	if n > MaxSamples {
 		return Result{Class: NoSteadyState, Start: -1,
-			Reason: fmt.Sprintf("%d samples exceed the %d that steady.Detect handles; thin the record first", n, math.MaxInt32)}
+			Reason: fmt.Sprintf("%d samples exceed the %d that steady.Detect takes; keep every k-th sample and set Params.Stride to k", n, MaxSamples)}
 	}
 	d.prepare()
 	cps := d.split()
@@ -200,7 +222,7 @@ func (d *detector) split() []int {
 func (d *detector) partition(lo, mid, hi int) {
 	l, r := lo, mid
 	for _, e := range d.srt[lo:hi] {
-		if int(e.i) < mid {
+		if int(e) < mid {
 			d.tmp[l] = e
 			l++
 		} else {
@@ -229,7 +251,7 @@ func (d *detector) bestSplit(a, b int) (t int, z, p float64) {
 	for k := a + 1; k < b; k++ {
 		end := d.bound(k) - lo
 		for ; pos < end; pos++ {
-			w += d.ranks[pos]
+			w += float64(d.ranks[pos])
 		}
 		tf := float64(end)
 		u := 2*w - tf*(mf+1)
@@ -241,13 +263,13 @@ func (d *detector) bestSplit(a, b int) (t int, z, p float64) {
 	return bestT, bestZ, math.Erfc(bestZ/math.Sqrt2) * float64(b-a-1)
 }
 
-// midranks fills d.ranks[e.i-lo] with the midrank (1-based) of each e in
+// midranks fills d.ranks[e-lo] with the midrank (1-based) of each e in
 // the sorted run srt and returns Σ(τ³−τ) over groups of tied values.
-func (d *detector) midranks(srt []valIdx, lo int) float64 {
+func (d *detector) midranks(srt []int32, lo int) float64 {
 	var ties float64
-	forTies(srt, func(i, j int, r float64) {
+	d.forTies(srt, func(i, j int, r float64) {
 		for _, e := range srt[i:j] {
-			d.ranks[int(e.i)-lo] = r
+			d.ranks[int(e)-lo] = float32(r)
 		}
 		if tau := float64(j - i); tau > 1 {
 			ties += tau*tau*tau - tau
@@ -258,10 +280,10 @@ func (d *detector) midranks(srt []valIdx, lo int) float64 {
 
 // forTies calls f for each group srt[i:j] of equal values in the sorted run
 // srt, with the group's midrank r.
-func forTies(srt []valIdx, f func(i, j int, r float64)) {
+func (d *detector) forTies(srt []int32, f func(i, j int, r float64)) {
 	for i := 0; i < len(srt); {
 		j := i + 1
-		for j < len(srt) && srt[j].v == srt[i].v {
+		for j < len(srt) && d.x[srt[j]] == d.x[srt[i]] {
 			j++
 		}
 		f(i, j, float64(i+j+1)/2)
@@ -271,8 +293,8 @@ func forTies(srt []valIdx, f func(i, j int, r float64)) {
 
 // medianOf returns the median (ns) of a sorted run, the mean of the middle
 // two for an even count; 0 when empty.
-func (d *detector) medianOf(srt []valIdx) float64 {
-	return medianSorted(len(srt), func(i int) int64 { return srt[i].v })
+func (d *detector) medianOf(srt []int32) float64 {
+	return medianSorted(len(srt), func(i int) int64 { return d.x[srt[i]] })
 }
 
 func medianSorted(m int, at func(int) int64) float64 {
@@ -297,7 +319,7 @@ func (d *detector) margin(a, b float64) float64 {
 // its samples with their index is significant at Alpha (with f) with the
 // same sign. from and to are the fitted levels (ns) at its start and end.
 // Segments shorter than 3 windows never drift.
-func (d *detector) drift(s seg, srt []valIdx) (dr bool, from, to float64) {
+func (d *detector) drift(s seg, srt []int32) (dr bool, from, to float64) {
 	k := s.b - s.a
 	if k < 3 {
 		return false, s.med, s.med
@@ -314,7 +336,7 @@ func (d *detector) drift(s seg, srt []valIdx) (dr bool, from, to float64) {
 	if math.Abs(total) <= d.margin(from, to) {
 		return false, from, to
 	}
-	rho := spearman(srt, d.bound(s.a))
+	rho := d.spearman(srt, d.bound(s.a))
 	m := float64(len(srt))
 	z := rho * math.Sqrt((m-1)/d.infl)
 	p := math.Erfc(math.Abs(z) / math.Sqrt2)
@@ -325,13 +347,13 @@ func (d *detector) drift(s seg, srt []valIdx) (dr bool, from, to float64) {
 // index (the Pearson correlation of midranks with positions, so ties are
 // handled), given the segment's samples as the sorted run srt and its first
 // index lo; 0 when all are equal.
-func spearman(srt []valIdx, lo int) float64 {
+func (d *detector) spearman(srt []int32, lo int) float64 {
 	m := float64(len(srt))
 	mean := (m + 1) / 2
 	var srp, srr float64 // Σ rank×position, Σ rank²
-	forTies(srt, func(i, j int, r float64) {
+	d.forTies(srt, func(i, j int, r float64) {
 		for _, e := range srt[i:j] {
-			srp += r * float64(int(e.i)-lo+1)
+			srp += r * float64(int(e)-lo+1)
 			srr += r * r
 		}
 	})
@@ -412,7 +434,7 @@ func (d *detector) merge(segs []seg) []seg {
 		l, r := segs[c.l], segs[c.r]
 		lo, mid, hi := d.bound(l.a), d.bound(r.a), d.bound(r.b)
 		merged := d.tmp[lo:hi]
-		mergeRuns(merged, d.srt[lo:mid], d.srt[mid:hi])
+		d.mergeRuns(merged, d.srt[lo:mid], d.srt[mid:hi])
 		u := seg{a: l.a, b: r.b, med: d.medianOf(merged)}
 		if dr, _, _ := d.drift(u, merged); dr {
 			continue
@@ -447,7 +469,7 @@ func (d *detector) joinSteps(segs []seg) []seg {
 			continue
 		}
 		lo, mid, hi := d.bound(p.a), d.bound(s.a), d.bound(s.b)
-		mergeRuns(d.tmp[lo:hi], d.srt[lo:mid], d.srt[mid:hi])
+		d.mergeRuns(d.tmp[lo:hi], d.srt[lo:mid], d.srt[mid:hi])
 		copy(d.srt[lo:hi], d.tmp[lo:hi])
 		segs[i-1] = seg{a: p.a, b: s.b, med: d.medianOf(d.srt[lo:hi])}
 		segs = slices.Delete(segs, i, i+1)
@@ -501,7 +523,7 @@ func (d *detector) trimSteady(segs []seg) []seg {
 		}
 		d.partition(lo, cut, hi)
 		plo := d.bound(p.a)
-		mergeRuns(d.tmp[plo:cut], d.srt[plo:lo], d.srt[lo:cut])
+		d.mergeRuns(d.tmp[plo:cut], d.srt[plo:lo], d.srt[lo:cut])
 		copy(d.srt[plo:cut], d.tmp[plo:cut])
 		p.b, s.a = s.a+1, s.a+1
 		p.med, s.med = d.medianOf(d.srt[plo:cut]), d.medianOf(d.srt[cut:hi])
@@ -526,10 +548,10 @@ func binomTail(n, x int, q float64) float64 {
 }
 
 // mergeRuns merges the sorted runs a and b into dst (len(a)+len(b)).
-func mergeRuns(dst, a, b []valIdx) {
+func (d *detector) mergeRuns(dst, a, b []int32) {
 	i, j, k := 0, 0, 0
 	for i < len(a) && j < len(b) {
-		if cmpValIdx(a[i], b[j]) <= 0 {
+		if d.cmp(a[i], b[j]) <= 0 {
 			dst[k] = a[i]
 			i++
 		} else {
@@ -563,7 +585,7 @@ func (d *detector) inflation() float64 {
 	sums := make([]float64, d.nw)
 	for k := range d.nw {
 		for _, r := range d.ranks[k*d.w : (k+1)*d.w] {
-			sums[k] += r
+			sums[k] += float64(r)
 		}
 	}
 	// Differences two windows apart: neighbouring windows are correlated

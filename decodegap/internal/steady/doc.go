@@ -95,19 +95,22 @@
 // When there is no steady state, or the steady window holds fewer than 8
 // windows, Result.Suggest is the number of recorded iterations to ask for next
 // time, the N of -benchtime=Nx: twice the samples given, at least 20 windows,
-// rounded up to two significant digits (2000 → 4000, 1234 → 2500, 20 samples
-// in windows of 32 → 640). A drift or a late change may need more; the next
-// run says so.
+// times Params.Stride, rounded up to two significant digits (2000 → 4000,
+// 1234 → 2500, 20 samples in windows of 32 → 640). A drift or a late change
+// may need more; the next run says so.
+//
+// Result.Reason is one line that gives the numbers behind the verdict and,
+// whenever Suggest is set, "-benchtime=<Suggest>x". It counts iterations
+// (sample indices times Params.Stride) and windows. Levels are printed with
+// as many digits (3 to 6) as it takes for two different levels to read
+// differently, and a change is never claimed beside two equal numbers.
 //
 // # Cost
 //
 // Detect sorts the samples once (O(n log n)); every split and merge after that
-// keeps the segments' samples sorted in O(segment length), so a series costs
-// about 200 ns per sample, and one that changes everywhere under 1 µs per
-// sample. It allocates about 40 bytes per sample and retains nothing.
-//
-// Result.Reason is one line that gives the numbers behind the verdict and,
-// whenever Suggest is set, "-benchtime=<Suggest>x". Levels are printed with
-// as many digits (3 to 6) as it takes for two different levels to read
-// differently, and a change is never claimed beside two equal numbers.
+// keeps the segments' samples sorted in O(segment length). On 100k samples it
+// takes about 150–250 ns per sample (go test -bench Detect100k), a series that
+// changes everywhere well under 1 µs per sample, and it allocates about 22
+// bytes per sample, retaining none. It takes at most MaxSamples (2^23)
+// samples.
 package steady

@@ -70,6 +70,11 @@ type Params struct {
 	// changepoint for the series to count as settled. 0 means
 	// max(4, ⌈windows/5⌉); otherwise it must be at least 1.
 	MinTail int
+	// Stride is the number of iterations each sample stands for, when the
+	// record keeps only every Stride-th iteration. 0 means 1. Result's
+	// indices stay sample indices; Suggest and the iteration numbers in
+	// Reason are multiplied by Stride.
+	Stride int
 }
 
 // Validate reports the first field of p outside its allowed range, naming the
@@ -83,6 +88,9 @@ func (p Params) Validate() error {
 	}
 	if p.Alpha < 0 || p.Alpha >= 1 || math.IsNaN(p.Alpha) {
 		return fmt.Errorf("steady: Params.Alpha is %v; it must be in (0, 1) (0 means %v)", p.Alpha, DefaultAlpha)
+	}
+	if p.Stride < 0 {
+		return fmt.Errorf("steady: Params.Stride is %d; it must be 0 (meaning 1) or at least 1", p.Stride)
 	}
 	if p.MinTail < 0 {
 		return fmt.Errorf("steady: Params.MinTail is %d; it must be 0 (meaning max(4, windows/5)) or at least 1", p.MinTail)
@@ -137,7 +145,6 @@ func Detect(samples []int64, p Params) Result {
 func (d *detector) classify(segs []seg, res *Result) {
 	last := segs[len(segs)-1]
 	tailW := last.b - last.a
-	n := len(d.x)
 	if len(segs) > 1 && tailW < d.tail {
 		prev := segs[len(segs)-2]
 		res.Class = NoSteadyState
@@ -187,22 +194,22 @@ func (d *detector) classify(segs []seg, res *Result) {
 	switch {
 	case !same && last.med-fastest.med > d.margin(fastest.med, last.med):
 		res.Class = Slowdown
-		res.Reason = fmt.Sprintf("median %s in samples %d–%d, slower at %s in the steady window from sample %d of %d",
-			a, d.bound(fastest.a), d.bound(fastest.b)-1, b, res.Start, n)
+		res.Reason = fmt.Sprintf("median %s in iterations %d–%d, slower at %s in the steady window from iteration %d",
+			a, d.iter(d.bound(fastest.a)), d.iter(d.bound(fastest.b))-1, b, d.iter(res.Start))
 	default:
 		a, b, same = pair(slowest.med, last.med)
 		if !same && slowest.med-last.med > d.margin(slowest.med, last.med) {
 			res.Class = Warmup
-			res.Reason = fmt.Sprintf("median %s in samples %d–%d, faster at %s in the steady window from sample %d of %d",
-				a, d.bound(slowest.a), d.bound(slowest.b)-1, b, res.Start, n)
+			res.Reason = fmt.Sprintf("median %s in iterations %d–%d, faster at %s in the steady window from iteration %d",
+				a, d.iter(d.bound(slowest.a)), d.iter(d.bound(slowest.b))-1, b, d.iter(res.Start))
 			break
 		}
 		// Every level is within the margin of the last, but merging them
 		// would drift: flat in Barrett et al.'s sense, steady from the last
 		// changepoint.
 		res.Class = Flat
-		res.Reason = fmt.Sprintf("all %d levels within %s of the steady one (median %s), which starts at sample %d of %d",
-			len(segs), fmtNs(d.margin(slowest.med, last.med), 3), fmtNs(last.med, 3), res.Start, n)
+		res.Reason = fmt.Sprintf("all %d levels within %s of the steady one (median %s), which starts at iteration %d",
+			len(segs), fmtNs(d.margin(slowest.med, last.med), 3), fmtNs(last.med, 3), d.iter(res.Start))
 	}
 	d.shortTail(res, tailW)
 }
@@ -218,10 +225,13 @@ func (d *detector) shortTail(res *Result, tailW int) {
 		plural(tailW, "window"), shortTailWindows, res.Suggest)
 }
 
+// iter converts a sample index to an iteration number.
+func (d *detector) iter(sample int) int { return sample * d.stride }
+
 // suggest returns the iteration count to ask for: twice the samples, at least
 // minSuggestWindows windows, rounded up to two significant digits.
 func (d *detector) suggest() int {
-	return roundUp2(max(2*len(d.x), minSuggestWindows*d.w))
+	return roundUp2(max(2*len(d.x), minSuggestWindows*d.w) * d.stride)
 }
 
 // roundUp2 rounds n > 0 up to two significant digits.

@@ -96,7 +96,7 @@ func TestWarmupStep(t *testing.T) {
 		assertChangesNear(t, r.Changepoints, 300)
 		assert.Less(t, slices.Max(x[r.Start:]), int64(1.5*ms), "no sample of the 2 ms level in the steady window")
 		assert.Zero(t, r.Suggest)
-		assert.Regexp(t, `^median (1\.9\d|2\.\d\d) ms in samples 0–319, faster at (1\.\d\d ms|99\d µs) in the steady window from sample 320 of 2000$`, r.Reason)
+		assert.Regexp(t, `^median (1\.9\d|2\.\d\d) ms in iterations 0–319, faster at (1\.\d\d ms|99\d µs) in the steady window from iteration 320$`, r.Reason)
 		checkReason(t, r)
 	}
 }
@@ -132,7 +132,7 @@ func TestSlowdown(t *testing.T) {
 		assert.InDelta(t, 1200, r.Start, 32)
 		assertChangesNear(t, r.Changepoints, 1200)
 		assert.Zero(t, r.Suggest)
-		assert.Regexp(t, `^median (1\.\d\d ms|99\d µs) in samples 0–1215, slower at 1\.[12]\d ms in the steady window from sample 1216 of 2000$`, r.Reason)
+		assert.Regexp(t, `^median (1\.\d\d ms|99\d µs) in iterations 0–1215, slower at 1\.[12]\d ms in the steady window from iteration 1216$`, r.Reason)
 		checkReason(t, r)
 	}
 }
@@ -296,7 +296,7 @@ func TestTooShort(t *testing.T) {
 		if n >= 32 {
 			wholes = "1 whole window"
 		}
-		assert.Equal(t, fmt.Sprintf("%d samples make %s of 32 (Config.Window); at least 2 are needed: run with -benchtime=640x", n, wholes), r.Reason)
+		assert.Equal(t, fmt.Sprintf("%d iterations make %s of 32 (Config.Window); at least 2 are needed: run with -benchtime=640x", n, wholes), r.Reason)
 		checkReason(t, r)
 	}
 	r := Detect(make([]int64, 150), Params{Window: 100})
@@ -349,12 +349,12 @@ func TestFlatWithinMargin(t *testing.T) {
 	assert.Equal(t, Flat, r.Class)
 	assert.Equal(t, 31*32, r.Start)
 	assert.Zero(t, r.Suggest)
-	assert.Equal(t, "all 2 levels within 20.0 µs of the steady one (median 1.00 ms), which starts at sample 992 of 2000", r.Reason)
+	assert.Equal(t, "all 2 levels within 20.0 µs of the steady one (median 1.00 ms), which starts at iteration 992", r.Reason)
 	// Beyond the margin the same levels make a warm-up.
 	r = Result{}
 	d.classify([]seg{{0, 31, 1.03 * ms}, {31, 62, 1.0 * ms}}, &r)
 	assert.Equal(t, Warmup, r.Class)
-	assert.Equal(t, "median 1.03 ms in samples 0–991, faster at 1.00 ms in the steady window from sample 992 of 2000", r.Reason)
+	assert.Equal(t, "median 1.03 ms in iterations 0–991, faster at 1.00 ms in the steady window from iteration 992", r.Reason)
 }
 
 func TestMinTail(t *testing.T) {
@@ -369,6 +369,38 @@ func TestMinTail(t *testing.T) {
 	assert.Equal(t, Slowdown, r.Class, r.Reason)
 	assert.Equal(t, 1728, r.Start)
 	checkReason(t, r)
+}
+
+// TestStride: with every 8th iteration kept, indices stay sample indices,
+// while Suggest and the iteration numbers in Reason count iterations.
+func TestStride(t *testing.T) {
+	x := series(1, 2000, 0.03, step(320, 2*ms, ms))
+	r1, r8 := Detect(x, Params{}), Detect(x, Params{Stride: 8})
+	assert.Equal(t, r1.Start, r8.Start)
+	assert.Equal(t, r1.Changepoints, r8.Changepoints)
+	assert.Equal(t, r1.Levels, r8.Levels)
+	assert.Regexp(t, `in iterations 0–2559, faster at .* from iteration 2560$`, r8.Reason)
+
+	short := Detect(x[:40], Params{Stride: 8})
+	assert.Equal(t, 5200, short.Suggest, "20 windows of 32 samples of 8 iterations")
+	assert.Equal(t, "320 iterations make 1 whole window of 256 (Config.Window); at least 2 are needed: run with -benchtime=5200x", short.Reason)
+}
+
+// TestWideValues: values spanning more than 2^40 take the comparison sort;
+// scaling every value keeps the order, so the verdict is the same.
+func TestWideValues(t *testing.T) {
+	x := series(2, 2000, 0.03, step(640, 2*ms, ms))
+	wide := make([]int64, len(x))
+	for i, v := range x {
+		wide[i] = v << 22 // 1 ms << 22 > 2^40
+	}
+	d, dw := newDetector(x, Params{}), newDetector(wide, Params{})
+	assert.Equal(t, d.sortedIndices(), dw.sortedIndices())
+	r, rw := Detect(x, Params{}), Detect(wide, Params{})
+	assert.Equal(t, r.Class, rw.Class)
+	assert.Equal(t, r.Changepoints, rw.Changepoints)
+	assert.Equal(t, Warmup, rw.Class)
+	assert.Equal(t, 640, rw.Start)
 }
 
 func TestRemainderJoinsLastWindow(t *testing.T) {
@@ -395,6 +427,7 @@ func TestValidate(t *testing.T) {
 		{Params{Tolerance: 1}, "steady: Params.Tolerance is 1; it must be in [0, 1) (0 means 0.02)"},
 		{Params{Tolerance: -0.1}, "steady: Params.Tolerance is -0.1; it must be in [0, 1) (0 means 0.02)"},
 		{Params{Alpha: 1.5}, "steady: Params.Alpha is 1.5; it must be in (0, 1) (0 means 0.001)"},
+		{Params{Stride: -1}, "steady: Params.Stride is -1; it must be 0 (meaning 1) or at least 1"},
 		{Params{MinTail: -2}, "steady: Params.MinTail is -2; it must be 0 (meaning max(4, windows/5)) or at least 1"},
 	} {
 		require.EqualError(t, c.p.Validate(), c.want)
