@@ -68,8 +68,12 @@ type Sampler struct {
 	cgroupStat, cgroupWhy string
 	// now is the clock; tests replace it.
 	now func() time.Time
-	// tasks is reused between snapshots' task readings.
-	tasks []Task
+	// tasks reads the process's threads, keeping their files open;
+	// nil with tasksWhy when it could not be made. taskBuf is reused
+	// between snapshots.
+	tasks    *TaskReader
+	tasksWhy string
+	taskBuf  []Task
 }
 
 // NewSampler returns a Sampler for this process (<proc>/self) on the host fs
@@ -102,7 +106,20 @@ func NewSampler(fs FS, cpus, siblings CPUSet) (*Sampler, error) {
 	}
 	s := &Sampler{fs: fs, pid: pid, cpus: cpus, siblings: siblings.Minus(cpus), online: len(topo.Online), now: time.Now}
 	s.cgroupStat, s.cgroupWhy = fs.cgroupCPUStatPath(pid)
+	if s.tasks, err = fs.NewTaskReader(pid); err != nil {
+		s.tasksWhy = err.Error()
+	}
 	return s, nil
+}
+
+// Close closes the thread files the Sampler keeps open between snapshots
+// (two per thread of the process). A Sampler that lives as long as the
+// process need not be closed. Snapshot must not be called after Close.
+func (s *Sampler) Close() error {
+	if s.tasks == nil {
+		return nil
+	}
+	return s.tasks.Close()
 }
 
 // CPUs returns the measured set; Siblings the sibling set.
@@ -180,12 +197,13 @@ func (s *Sampler) Snapshot() *Snapshot {
 		}
 	}
 
-	tasks, err := fs.Tasks(s.pid, s.tasks)
-	if err != nil {
+	if s.tasks == nil {
+		sn.tasksErr = s.tasksWhy
+	} else if tasks, err := s.tasks.Read(s.taskBuf); err != nil {
 		sn.tasksErr = err.Error()
 	} else {
 		sn.tasks = append([]Task(nil), tasks...)
-		s.tasks = tasks
+		s.taskBuf = tasks
 	}
 
 	if psi, err := fs.proc.PSIStatsForResource("cpu"); err != nil {

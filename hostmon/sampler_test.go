@@ -26,10 +26,21 @@ func fixtureSpan(t *testing.T, host, scenario string, cpus, siblings CPUSet, spa
 	}
 	after, err := NewFS("testdata/"+host+"/proc-"+scenario, sys)
 	require.NoError(t, err)
-	s.fs = after
-	s.cgroupStat, s.cgroupWhy = after.cgroupCPUStatPath(s.pid)
+	switchFS(s, after)
 	s.now = func() time.Time { return t0.Add(span) }
 	return Between(a, s.Snapshot())
+}
+
+// switchFS makes s read another tree from now on, as if the host had moved
+// on to that state.
+func switchFS(s *Sampler, fs FS) {
+	s.fs = fs
+	s.cgroupStat, s.cgroupWhy = fs.cgroupCPUStatPath(s.pid)
+	s.tasks.Close()
+	s.tasks, s.tasksWhy = nil, "no task directory"
+	if r, err := fs.NewTaskReader(s.pid); err == nil {
+		s.tasks = r
+	}
 }
 
 func TestSpanEPYCBusySibling(t *testing.T) {
@@ -166,8 +177,7 @@ func TestSpanUnavailable(t *testing.T) {
 	// A tree without PSI, loadavg or the process's stat.
 	empty, err := NewFS(t.TempDir(), t.TempDir())
 	require.NoError(t, err)
-	s.fs = empty
-	s.cgroupStat, s.cgroupWhy = empty.cgroupCPUStatPath(s.pid)
+	switchFS(s, empty)
 	s.now = func() time.Time { return t0.Add(time.Second) }
 	sp = Between(a, s.Snapshot())
 	assert.Contains(t, sp.PSISomePct.String(), "unavailable (no ")

@@ -114,19 +114,28 @@ func (sc *taskScratch) readTIDs(dirfd int) error {
 	return nil
 }
 
-// read reads the file sc.path+suffix, relative to dirfd, into sc.file; a
-// file longer than the buffer is truncated (schedstat and comm are under 100
-// bytes). It opens with a NUL-terminated byte path so that it does not
-// allocate.
-func (sc *taskScratch) read(dirfd int, suffix string) ([]byte, error) {
+// openat opens sc.path+suffix, relative to dirfd, read-only. It passes a
+// NUL-terminated byte path to the system call so that it does not allocate.
+func (sc *taskScratch) openat(dirfd int, suffix string) (int, error) {
 	sc.path = append(append(sc.path, suffix...), 0)
 	p := unsafe.Pointer(&sc.path[0])
 	r, _, errno := unix.Syscall6(unix.SYS_OPENAT, uintptr(dirfd), uintptr(p), unix.O_RDONLY|unix.O_CLOEXEC, 0, 0, 0)
 	runtime.KeepAlive(sc)
+	sc.path = sc.path[:len(sc.path)-1]
 	if errno != 0 {
-		return nil, errno
+		return -1, errno
 	}
-	fd := int(r)
+	return int(r), nil
+}
+
+// read reads the file sc.path+suffix, relative to dirfd, into sc.file; a
+// file longer than the buffer is truncated (schedstat and comm are under 100
+// bytes).
+func (sc *taskScratch) read(dirfd int, suffix string) ([]byte, error) {
+	fd, err := sc.openat(dirfd, suffix)
+	if err != nil {
+		return nil, err
+	}
 	defer unix.Close(fd)
 	n, err := unix.Read(fd, sc.file[:])
 	if err != nil {

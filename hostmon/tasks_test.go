@@ -3,12 +3,15 @@ package hostmon
 import (
 	"fmt"
 	"runtime"
+	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/prometheus/procfs"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 )
 
 func fixtureFS(t testing.TB, host string) FS {
@@ -188,4 +191,105 @@ func FuzzAppendDirentTIDs(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestTaskReaderFixture(t *testing.T) {
+	fs := fixtureFS(t, "vm2")
+	want, err := fs.SelfTasks(nil)
+	require.NoError(t, err)
+	r, err := fs.NewTaskReader(14923)
+	require.NoError(t, err)
+	defer r.Close()
+	got, err := r.Read(nil)
+	require.NoError(t, err)
+	assert.Equal(t, want, got)
+	again, err := r.Read(got)
+	require.NoError(t, err)
+	assert.Equal(t, want, again)
+	assert.Len(t, r.open, 4, "two files open per thread")
+
+	_, err = fs.NewTaskReader(999999)
+	assert.ErrorContains(t, err, "threads of pid 999999")
+}
+
+func TestTaskReaderLive(t *testing.T) {
+	fs, err := DefaultFS()
+	require.NoError(t, err)
+	pid, err := fs.SelfPID()
+	require.NoError(t, err)
+	r, err := fs.NewTaskReader(pid)
+	require.NoError(t, err)
+	defer r.Close()
+	before, err := r.Read(nil)
+	require.NoError(t, err)
+
+	// A thread that starts, burns CPU and exits between two reads, and
+	// one that starts and stays.
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	started := make(chan int)
+	go func() {
+		defer wg.Done()
+		runtime.LockOSThread()
+		started <- unix.Gettid()
+		<-stop
+		// Exit locked: the thread is discarded.
+	}()
+	tid := <-started
+	mid, err := r.Read(nil)
+	require.NoError(t, err)
+	assert.True(t, slices.ContainsFunc(mid, func(t Task) bool { return t.TID == tid }), "new thread %d seen", tid)
+	assert.Contains(t, r.open, tid)
+	close(stop)
+	wg.Wait()
+	require.Eventually(t, func() bool {
+		after, err := r.Read(nil)
+		require.NoError(t, err)
+		return !slices.ContainsFunc(after, func(t Task) bool { return t.TID == tid })
+	}, 5*time.Second, 10*time.Millisecond, "thread %d still listed after it exited", tid)
+	assert.NotContains(t, r.open, tid, "its files are closed")
+	after, err := r.Read(nil)
+	require.NoError(t, err)
+	d := TasksBetween(before, after)
+	t.Logf("%d threads then %d: %+v", len(before), len(after), d)
+	// The same files re-read give the same answers as opening them anew.
+	fresh, err := fs.Tasks(pid, nil)
+	require.NoError(t, err)
+	require.Equal(t, len(fresh), len(after))
+	for i := range fresh {
+		assert.Equal(t, fresh[i].TID, after[i].TID)
+		assert.GreaterOrEqual(t, fresh[i].OnCPUNanoseconds, after[i].OnCPUNanoseconds, "counters only grow")
+	}
+}
+
+// BenchmarkTaskReader is BenchmarkSelfTasks through a TaskReader, which
+// keeps the files open between reads.
+func BenchmarkTaskReader(b *testing.B) {
+	fs, err := DefaultFS()
+	require.NoError(b, err)
+	pid, err := fs.SelfPID()
+	require.NoError(b, err)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for range 10 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			runtime.LockOSThread()
+			<-stop
+		}()
+	}
+	defer func() { close(stop); wg.Wait() }()
+	r, err := fs.NewTaskReader(pid)
+	require.NoError(b, err)
+	defer r.Close()
+	var buf []Task
+	for b.Loop() {
+		buf, err = r.Read(buf)
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(len(buf)), "threads")
 }
