@@ -13,7 +13,8 @@ const (
 	// drifts), or it is shorter than two windows. It is the zero Class, so a
 	// zero Result claims nothing.
 	NoSteadyState Class = iota
-	// Flat: one level from the first window to the last.
+	// Flat: one level from the first window to the last, or levels all
+	// within the margin of the last one (see the package doc).
 	Flat
 	// Warmup: the level fell (the series got faster) and the last level is
 	// the fastest.
@@ -39,9 +40,12 @@ func (c Class) String() string {
 
 // Defaults used when the corresponding Params field is zero.
 const (
-	DefaultWindow    = 32
+	// DefaultWindow is the window, in samples.
+	DefaultWindow = 32
+	// DefaultTolerance is the relative tolerance between levels (2%).
 	DefaultTolerance = 0.02
-	DefaultAlpha     = 0.001
+	// DefaultAlpha is the false-alarm probability of each test.
+	DefaultAlpha = 0.001
 	// minTailFloor is the smallest default MinTail, in windows.
 	minTailFloor = 4
 	// shortTailWindows: a steady window with fewer windows sets Suggest.
@@ -113,15 +117,19 @@ type Result struct {
 	// series. -1 when Class is NoSteadyState.
 	Start int
 	// Changepoints are the sample indices (window boundaries) where the
-	// level changes, after merging equal levels; empty when flat.
+	// level changes, after merging equal levels, in increasing order; empty
+	// when one level remains.
 	Changepoints []int
 	// Levels are the segments between changepoints, in order; they cover the
-	// whole series. Empty when the series is shorter than two windows or
-	// Params is invalid.
+	// whole series, and the last is the steady window unless Class is
+	// NoSteadyState. Empty when the series is shorter than two windows or
+	// longer than MaxSamples, or Params is invalid.
 	Levels []Segment
 	// Suggest is the number of recorded iterations to ask for next time
 	// (-benchtime=<Suggest>x) when there is no steady state or the steady
-	// window is short; 0 when not needed. See the package doc for the rule.
+	// window is short; 0 when not needed, and when Params is invalid or the
+	// series longer than MaxSamples (more iterations would not help). See
+	// the package doc for the rule.
 	Suggest int
 	// Reason is one line for a person: what was found, with the numbers
 	// behind it, and the knob to turn when something should change
