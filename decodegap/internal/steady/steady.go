@@ -159,7 +159,7 @@ func (d *detector) classify(segs []seg, res *Result) {
 		res.Suggest = d.suggest()
 		var what string
 		if a, b, same := pair(prev.med, last.med); same {
-			what = fmt.Sprintf("its median stayed at %s but its distribution changed", a)
+			what = fmt.Sprintf("its median stayed at %s but its distribution changed", fmtNs(last.med, 3))
 		} else {
 			what = fmt.Sprintf("median %s → %s", a, b)
 		}
