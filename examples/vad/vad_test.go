@@ -1,0 +1,221 @@
+package vad
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/perf/benchfmt"
+
+	"github.com/gapbench/gapbench/decodegap/ort"
+)
+
+// runBench runs this package's test binary again as a child process with
+// -test.run=^$ and args, as `go test -run '^$' -bench ...` would, and
+// returns its combined output.
+func runBench(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], append([]string{"-test.run=^$"}, args...)...)
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+// armNames returns the arm names BenchmarkVAD reports: Settings, then null.
+func armNames() []string {
+	var names []string
+	for _, s := range Settings {
+		names = append(names, s.Name)
+	}
+	return append(names, "null")
+}
+
+func TestBenchScriptRunsTheComparisonAndPrintsTheVerdicts(t *testing.T) {
+	ort.Require(t)
+	// The shortest real run of what `make bench` runs: two windows of 32
+	// steps per block, 3 rounds, and 64 steps per census run.
+	file := filepath.Join(t.TempDir(), "bench.txt")
+	cmd := exec.Command("bash", "bench.sh")
+	cmd.Env = append(os.Environ(), "BENCH_COUNT=3", "BENCH_STEPS=64", "BENCH_STEPS_2MS=64", "BENCH_CENSUS_STEPS=64", "BENCH_OUT="+file)
+	b, err := cmd.CombinedOutput()
+	printed := string(b)
+	require.NoError(t, err, printed)
+
+	// The file is go test -bench output: parse it as benchstat does. Every
+	// arm at every gap, once per round, and each census run once.
+	f, err := os.Open(file)
+	require.NoError(t, err)
+	defer f.Close()
+	rd := benchfmt.NewReader(f, file)
+	counts := map[string]int{}
+	units := map[string]map[string]bool{}
+	procs := regexp.MustCompile(`-\d+$`)
+	for rd.Scan() {
+		r, ok := rd.Result().(*benchfmt.Result)
+		if !ok {
+			continue
+		}
+		name := procs.ReplaceAllString(string(r.Name.Full()), "")
+		counts[name]++
+		assert.Equal(t, 64, r.Iters, name)
+		units[name] = map[string]bool{}
+		for _, v := range r.Values {
+			unit := v.OrigUnit // "" when benchfmt left the unit as it was
+			if unit == "" {
+				unit = v.Unit
+			}
+			units[name][unit] = true
+		}
+	}
+	require.NoError(t, rd.Err())
+	want := map[string]int{"VADCensus/spin=on": 1, "VADCensus/spin=off": 1}
+	for _, g := range gapNames {
+		for _, a := range armNames() {
+			name := "VAD/" + g + "/arm=" + a
+			want[name] = 3
+			for _, u := range []string{"ns/op", "p50-ns/op", "p90-ns/op", "cpu/wall", "gap-ns/op"} {
+				assert.True(t, units[name][u], "%s reports %s", name, u)
+			}
+			assert.Equal(t, a == "null", units[name]["null-ratio"], "%s: only the null arm carries null-ratio", name)
+		}
+	}
+	assert.Equal(t, want, counts)
+
+	// benchstat on the file puts each arm in a column, a table per metric
+	// and a row per gap.
+	bs, err := exec.Command("go", "tool", "benchstat", "-col", "/arm", "-filter", ".name:VAD", file).CombinedOutput()
+	require.NoError(t, err, string(bs))
+	assertArmTable(t, string(bs), []string{"sec/op", "p50-sec/op", "p99-sec/op", "cpu/wall", "gap-sec/op", "vcsw/op", "null-ratio"})
+
+	// What bench.sh prints: the settings it ran with, the same table for
+	// the main metrics, then a verdict of every arm against the base at
+	// every gap, then the census of each spinning setting.
+	assert.Contains(t, printed, "in 3 interleaved rounds (-count 3): gaps 0s and 100µs with 64 steps per arm (-benchtime=64x), 2ms with 64 (-benchtime=64x)")
+	assert.Contains(t, printed, "full output in "+file)
+	assertArmTable(t, printed, []string{"sec/op", "p50-sec/op", "p90-sec/op", "cpu/wall", "gap-sec/op", "null-ratio"})
+	assert.NotContains(t, printed, "p99-sec/op", "bench.sh prints the main metrics only")
+	_, verdicts, ok := strings.Cut(printed, "== verdicts: each arm's ns/op against the first arm's, judged against the null band\n")
+	require.True(t, ok, printed)
+	verdicts, census, ok := strings.Cut(verdicts, "\n== census: BenchmarkVADCensus, where the CPU went at a 2ms gap\n")
+	require.True(t, ok, printed)
+	var wantVerdicts []string
+	for _, g := range gapNames {
+		wantVerdicts = append(wantVerdicts, g)
+		for _, s := range Settings[1:] {
+			wantVerdicts = append(wantVerdicts, "  "+s.Name+" vs "+Settings[0].Name+" (ns/op): ")
+		}
+	}
+	lines := strings.Split(strings.TrimSpace(verdicts), "\n")
+	require.Len(t, lines, len(wantVerdicts), verdicts)
+	for i, w := range wantVerdicts {
+		assert.True(t, strings.HasPrefix(lines[i], w), "line %d: want %q, got %q", i, w, lines[i])
+	}
+	for _, spin := range []string{"on", "off"} {
+		assert.Regexp(t, `  spin=`+spin+`-\d+: step: mean \S+, p50 `, census)
+		assert.Regexp(t, `  spin=`+spin+`-\d+: process: cpu/wall \d`, census)
+		// Two intra-op threads: the caller and one pool thread, which
+		// Config.Open created after Run listed the threads.
+		// The census is one line or two, depending on how many lines the
+		// log had left.
+		assert.Regexp(t, `  spin=`+spin+`-\d+: threads: \d+ at the end \(.*1 created at setup/open\)`, census)
+		assert.Regexp(t, `  spin=`+spin+`-\d+: (threads: .*; )?CPU by thread over the counter span: \d+% in `, census)
+	}
+}
+
+// gapNames are the gap parts of BenchmarkVAD's sub-benchmark names.
+var gapNames = []string{"gap=0s", "gap=100µs", "gap=2ms"}
+
+// assertArmTable asserts that table, benchstat -col /arm output, has the
+// arms as columns, a table for each of units and a row for each gap.
+func assertArmTable(t *testing.T, table string, units []string) {
+	t.Helper()
+	header := regexp.MustCompile(`(?m)^\s*│\s*` + regexp.QuoteMeta(Settings[0].Name) + `\s*│.*$`).FindString(table)
+	require.NotEmpty(t, header, "no header row with the arms as columns:\n%s", table)
+	var cols []string
+	for _, f := range strings.Split(header, "│") {
+		if f = strings.TrimSpace(f); f != "" {
+			cols = append(cols, f)
+		}
+	}
+	assert.Equal(t, armNames(), cols)
+	for _, unit := range units {
+		assert.Regexp(t, `│\s+`+regexp.QuoteMeta(unit)+`\s+│`, table, "benchstat has a %s table", unit)
+	}
+	for _, g := range gapNames {
+		assert.Contains(t, table, "VAD/"+g+"-", "benchstat has a row for %s", g)
+	}
+}
+
+func TestBenchmarkVADRealtimeNeedsItsFlag(t *testing.T) {
+	out, err := runBench(t, "-test.bench=^BenchmarkVADRealtime$", "-test.benchtime=64x", "-test.v")
+	require.NoError(t, err, out)
+	assert.Contains(t, out, "BenchmarkVADRealtime paces steps 32ms apart, so each arm's block of -benchtime=Nx takes N × 32ms per round: pass -realtime to run it")
+	assert.NotContains(t, out, "arm=")
+}
+
+func TestOpenChecksUntilTheCheckPasses(t *testing.T) {
+	ort.Require(t)
+	opts := ort.Options{IntraOpThreads: 1}
+	for _, c := range []struct {
+		fail   bool
+		checks int // checks after three opens
+	}{{false, 1}, {true, 3}} {
+		checks := 0
+		open := openChecked(opts, 0, func(v *ort.VAD) error {
+			checks++
+			assert.Equal(t, opts, v.Options())
+			if c.fail {
+				return errors.New("outputs differ")
+			}
+			return nil
+		})
+		for range 3 {
+			step, closeStep, err := open()
+			if c.fail {
+				assert.EqualError(t, err, "outputs differ")
+				continue
+			}
+			require.NoError(t, err)
+			require.NoError(t, step())
+			require.NoError(t, closeStep())
+		}
+		assert.Equal(t, c.checks, checks, "fail=%v", c.fail)
+	}
+}
+
+func TestOpenNamesBothConfigurationsWhenTheCheckFails(t *testing.T) {
+	ort.Require(t)
+	defer func(r ort.Options) { Reference = r }(Reference)
+	Reference = ort.Options{IntraOpThreads: -1} // the reference session cannot open
+	_, _, err := Open(ort.Options{IntraOpThreads: 2, Spinning: ort.SpinOff}, 0)()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "checking intra=2,inter=0,spin=off,sequential against the reference intra=-1,inter=0,spin=on,sequential before timing: ")
+	assert.Contains(t, err.Error(), "IntraOpThreads")
+}
+
+func TestOpenPassesTheParityCheckForEverySetting(t *testing.T) {
+	ort.Require(t)
+	for _, a := range Arms(Settings, 0) {
+		step, closeStep, err := a.Open()
+		require.NoError(t, err, a.Name)
+		require.NoError(t, step(), a.Name)
+		require.NoError(t, closeStep(), a.Name)
+	}
+}
+
+func TestSettingsAreNamedForBenchstat(t *testing.T) {
+	seen := map[string]bool{}
+	for _, s := range Settings {
+		assert.Regexp(t, `^[a-z0-9-]+[a-z]$`, s.Name, "no white space, '/' or '=' and no trailing -N (benchfmt reads that as GOMAXPROCS)")
+		assert.NotEqual(t, "null", s.Name)
+		assert.False(t, seen[s.Name], "%s twice", s.Name)
+		seen[s.Name] = true
+		assert.NoError(t, s.Options.Validate(), s.Name)
+	}
+	assert.Equal(t, 1, Reference.IntraOpThreads, "the reference runs every operator on the calling thread")
+}
