@@ -68,6 +68,10 @@ run() {
 echo "bench.sh: BenchmarkVAD: 4 settings + null in $count interleaved rounds (-count $count): gaps 0s and 100µs with $steps steps per arm (-benchtime=${steps}x), 2ms with $steps2ms (-benchtime=${steps2ms}x)"
 run BenchmarkVAD -bench '^BenchmarkVAD$/^gap=(0s|100µs)$' -benchtime="${steps}x" -count "$count"
 run BenchmarkVAD -bench '^BenchmarkVAD$/^gap=2ms$' -benchtime="${steps2ms}x" -count "$count"
+# Without ONNX Runtime or the model the benchmarks skip, which go test reports
+# as a pass with no results.
+grep -q '^BenchmarkVAD/' "$out" ||
+	die "BenchmarkVAD reported no results: it skips when ONNX Runtime or the Silero VAD model is missing; run 'make deps' at the repository root (or set ONNXRUNTIME_LIB and GAPBENCH_VAD_MODEL), then run this again"
 echo "bench.sh: BenchmarkVADCensus: intra2 at a 2ms gap, spinning on and off, $census_steps steps each (-benchtime=${census_steps}x)"
 run BenchmarkVADCensus -bench '^BenchmarkVADCensus$' -benchtime="${census_steps}x" -count 1
 echo "bench.sh: full output in $out"

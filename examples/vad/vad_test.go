@@ -219,3 +219,13 @@ func TestSettingsAreNamedForBenchstat(t *testing.T) {
 	}
 	assert.Equal(t, 1, Reference.IntraOpThreads, "the reference runs every operator on the calling thread")
 }
+
+func TestBenchScriptSaysWhatToInstallWhenTheBenchmarksSkip(t *testing.T) {
+	cmd := exec.Command("bash", "bench.sh")
+	cmd.Env = append(os.Environ(), "CI=", "ONNXRUNTIME_LIB=/nonexistent/libonnxruntime.so.1",
+		"BENCH_COUNT=1", "BENCH_OUT="+filepath.Join(t.TempDir(), "bench.txt"))
+	out, err := cmd.CombinedOutput()
+	require.Error(t, err, string(out))
+	assert.Contains(t, string(out), "bench.sh: BenchmarkVAD reported no results: it skips when ONNX Runtime or the Silero VAD model is missing; run 'make deps' at the repository root")
+	assert.NotContains(t, string(out), "== verdicts")
+}
