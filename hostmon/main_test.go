@@ -4,10 +4,16 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"runtime"
 	"strconv"
 	"testing"
 	"time"
 )
+
+// init keeps the main goroutine on the main thread, so that no test
+// goroutine runs there: Go never ends the main thread, and tests that lock a
+// goroutine to a thread and let it exit expect the thread to end.
+func init() { runtime.LockOSThread() }
 
 // TestMain lets a test re-execute the test binary as a helper process: with
 // HOSTMON_TEST_HOLD_LOCK=path it takes the host lock, prints "locked" and
