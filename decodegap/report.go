@@ -197,7 +197,7 @@ func (r *runner) pooled(rep *report) (lat, gaps []int64) {
 // steady state was reached, the first iteration reported, and the kept
 // latencies and gaps from there on (the whole record when not reached).
 func steadyWindow(rec *record, window int) (st steady.Result, reached bool, from int, lat, gaps []int64) {
-	st = steady.Detect(rec.lat, steady.Params{Window: window})
+	st = steady.Detect(rec.lat, steady.Params{Window: window, Stride: rec.stride})
 	k0 := 0
 	if st.Class != steady.NoSteadyState && st.Start >= 0 {
 		reached = true
@@ -468,6 +468,9 @@ func (rep *report) steadyLine() string {
 	}
 	switch rep.st.Class {
 	case steady.Flat:
+		if rep.from > 0 {
+			return fmt.Sprintf("steady state: flat from iteration %d of %d, the first %d left out (%s)", rep.from, rep.n, rep.from, rep.st.Reason)
+		}
 		return fmt.Sprintf("steady state: flat from the first iteration (%d iterations, windows of %d)", rep.n, rep.window)
 	default:
 		return fmt.Sprintf("steady state: %s; steady from iteration %d of %d, the first %d left out (%s)",

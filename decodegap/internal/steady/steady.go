@@ -167,7 +167,7 @@ func (d *detector) classify(segs []seg, res *Result) {
 		if k := len(segs) - 1; k > 1 {
 			changed = fmt.Sprintf("level changed %d times, still", k)
 		}
-		res.Reason = fmt.Sprintf("%s in the last %d of %d windows (%s; a steady window needs %d, Params.MinTail); run with -benchtime=%dx",
+		res.Reason = fmt.Sprintf("%s in the last %d of %d windows (%s; a steady window needs at least %d windows); run with -benchtime=%dx",
 			changed, tailW, d.nw, what, d.tail, res.Suggest)
 		return
 	}

@@ -147,7 +147,7 @@ func TestStepNearEnd(t *testing.T) {
 		assert.Equal(t, 4000, r.Suggest)
 		require.NotEmpty(t, r.Changepoints)
 		assert.Equal(t, []int{1920}, r.Changepoints)
-		assert.Regexp(t, `^level still changing in the last 2 of 62 windows \(median (1\.\d\d ms|99\d µs) → 1\.[45]\d ms; a steady window needs 13, Params.MinTail\); run with -benchtime=4000x$`, r.Reason)
+		assert.Regexp(t, `^level still changing in the last 2 of 62 windows \(median (1\.\d\d ms|99\d µs) → 1\.[45]\d ms; a steady window needs at least 13 windows\); run with -benchtime=4000x$`, r.Reason)
 		checkReason(t, r)
 	}
 }
@@ -363,7 +363,7 @@ func TestMinTail(t *testing.T) {
 	r := Detect(x, Params{})
 	assert.Equal(t, NoSteadyState, r.Class, "a tail of 8 windows is shorter than the default MinTail ⌈62/5⌉")
 	assert.Contains(t, r.Reason, "in the last 8 of 62 windows")
-	assert.Contains(t, r.Reason, "a steady window needs 13, Params.MinTail")
+	assert.Contains(t, r.Reason, "a steady window needs at least 13 windows")
 	checkReason(t, r)
 	r = Detect(x, Params{MinTail: 8})
 	assert.Equal(t, Slowdown, r.Class, r.Reason)
@@ -489,7 +489,7 @@ func TestChangeWordingFollowsNumbers(t *testing.T) {
 		var r Result
 		d.classify([]seg{{0, 60, 1e6}, {60, 62, c.last}}, &r)
 		assert.Equal(t, NoSteadyState, r.Class)
-		assert.Equal(t, "level still changing in the last 2 of 62 windows ("+c.want+"; a steady window needs 13, Params.MinTail); run with -benchtime=4000x", r.Reason)
+		assert.Equal(t, "level still changing in the last 2 of 62 windows ("+c.want+"; a steady window needs at least 13 windows); run with -benchtime=4000x", r.Reason)
 		checkReason(t, r)
 	}
 }
