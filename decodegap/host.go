@@ -102,12 +102,18 @@ func openHost(cfg *Config) (*hostRun, error) {
 	return h, nil
 }
 
-// close releases the confinement.
+// close closes the sampler and releases the confinement.
 func (h *hostRun) close() error {
-	if h.conf == nil {
-		return nil
+	var err error
+	if h.sampler != nil {
+		err = h.sampler.Close()
 	}
-	return h.conf.Release()
+	if h.conf != nil {
+		if rerr := h.conf.Release(); rerr != nil {
+			err = rerr
+		}
+	}
+	return err
 }
 
 // selfTasks reads this process's threads now, or nil.

@@ -53,7 +53,7 @@ func Run(b *testing.B, cfg Config, step Step) {
 	}
 	defer func() {
 		if err := h.close(); err != nil {
-			b.Errorf("decodegap.Run: releasing Config.Budget's confinement: %v", err)
+			b.Errorf("decodegap.Run: closing the host sampler or releasing Config.Budget's confinement: %v", err)
 		}
 	}()
 	r.host, r.cr.sampler = h, h.sampler
