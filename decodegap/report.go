@@ -35,9 +35,14 @@ type report struct {
 	mean, p50, p90, p99 float64
 	// Achieved gap over the reported samples (ns) and the requested mean.
 	gapMean, gapP50, gapReq float64
-	gapKind                 GapKind
-	gapShape                GapShape
-	gapSpin                 time.Duration
+	// stretched counts the counter snapshots that took longer than the mean
+	// requested gap (so the gap they fell in ran long); stretchMax is the
+	// longest such snapshot (ns).
+	stretched  int
+	stretchMax int64
+	gapKind    GapKind
+	gapShape   GapShape
+	gapSpin    time.Duration
 
 	// counters is the process counters over the span they cover.
 	counters counterSpan
@@ -125,6 +130,15 @@ func (r *runner) analyze() *report {
 	rep.gapMean, rep.gapP50, _, _ = summarize(gaps)
 	if r.n > 0 {
 		rep.gapReq = float64(r.requested) / float64(r.n)
+	}
+	if rep.gapReq > 0 {
+		// The first and last snapshots fall outside the recorded gaps.
+		for k := 1; k < len(r.snaps)-1; k++ {
+			if c := r.snaps[k].costNs; float64(c) > rep.gapReq {
+				rep.stretched++
+				rep.stretchMax = max(rep.stretchMax, c)
+			}
+		}
 	}
 	spanFrom := rep.from
 	if r.nullRec != nil {
@@ -528,6 +542,10 @@ func (rep *report) gapLine() string {
 		}
 	case overMean > slackNs && overMean > slackFrac*rep.gapReq:
 		s += fmt.Sprintf("; the mean gap is %s (%.0f%%) longer than requested though the median is on time: some gaps were stretched (preemption or a busy host)", fmtNs(overMean), 100*overMean/rep.gapReq)
+	}
+	if rep.stretched > 0 {
+		s += fmt.Sprintf("; %d counter %s (at most 1%% of the run, up to %s each) took longer than the gap and stretched %s",
+			rep.stretched, plural(rep.stretched, "snapshot", "snapshots"), fmtNs(float64(rep.stretchMax)), plural(rep.stretched, "it", "those gaps"))
 	}
 	return s
 }

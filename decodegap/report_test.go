@@ -150,6 +150,11 @@ func TestGapLineIsConditionalOnTheNumbers(t *testing.T) {
 	assert.Contains(t, line, "the mean gap is 40µs (40%) longer than requested though the median is on time")
 	assert.NotContains(t, line, "Config.Gap.Spin")
 
+	rep.gapMean, rep.gapP50 = 100.4e3, 100.2e3
+	rep.stretched, rep.stretchMax = 3, 250e3
+	assert.Equal(t, "gap: requested mean 100µs (hybrid, constant), achieved mean 100µs, p50 100µs; 3 counter snapshots (at most 1% of the run, up to 250µs each) took longer than the gap and stretched those gaps", rep.gapLine())
+	rep.stretched = 0
+
 	rep.sessions = []sessionStats{{}, {}}
 	rep.gapMean, rep.gapP50 = 150e3, 147e3
 	line = rep.gapLine()
