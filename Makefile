@@ -39,7 +39,7 @@ unit:
 # interval (6 accepted rounds) room for a rejected round or two;
 # -benchtime=4000x at 0 and 100 µs and 600x at 2 ms make each block last
 # about 0.5-1.5 s, long enough that one burst of a co-tenant's CPU does not
-# decide a block's mean. About two and a half minutes on 2 cores; override
+# decide a block's mean. About three minutes on 2 cores; override
 # with BENCH_COUNT, BENCH_STEPS and BENCH_STEPS_2MS (see bench.sh).
 bench: deps
 	GO=$(GO) BENCH_OUT=$(CURDIR)/bench.txt bash examples/vad/bench.sh

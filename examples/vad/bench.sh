@@ -29,8 +29,8 @@
 # co-tenant's CPU (tens of ms) does not decide its mean, or the null arm
 # disagrees with its twin and the round is rejected. 4000 steps at 0s and
 # 100µs and 600 at 2ms make every block last about 0.5-1.5 s (a step is
-# 120-250 µs here). With the defaults a run takes about two and a half minutes
-# on a 2-core machine: 5 arms × 8 rounds × about 3 s of blocks per round, plus
+# 120-250 µs here). With the defaults a run takes about three minutes
+# on a 2-core machine: 5 arms × 8 rounds × about 3 s (a block at each gap), plus
 # opening sessions and the census.
 set -euo pipefail
 

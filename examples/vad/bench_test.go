@@ -31,7 +31,7 @@ const warmup = 32
 // order used and every arm's verdict against intra1-spin. -count is the
 // number of rounds, N of -benchtime=Nx the steps per block:
 //
-//	go test -run '^$' -bench 'BenchmarkVAD$' -benchtime=400x -count 6 | tee out.txt
+//	go test -run '^$' -bench 'BenchmarkVAD$' -benchtime=600x -count 8 | tee out.txt
 //	go tool benchstat -col /arm out.txt
 func BenchmarkVAD(b *testing.B) {
 	ort.Require(b)

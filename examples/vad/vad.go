@@ -17,7 +17,7 @@
 //
 //	make deps
 //	cd examples/vad
-//	go test -run '^$' -bench 'BenchmarkVAD$' -benchtime=400x -count 6 | tee out.txt
+//	go test -run '^$' -bench 'BenchmarkVAD$' -benchtime=600x -count 8 | tee out.txt
 //	go tool benchstat -col /arm out.txt
 //
 // The arms (Settings) are named so that `benchstat -col /arm` puts each in a
