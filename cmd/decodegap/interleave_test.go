@@ -284,29 +284,42 @@ func TestWithoutChild(t *testing.T) {
 	assert.Equal(t, "clean (not screened: steal: unavailable (no /proc/stat)) (CPUs 0,1 over 2.00s)", part.Detail)
 }
 
-var (
-	exampleOnce sync.Once
-	exampleBin  string
-	exampleErr  error
-)
+// built caches binaries built once per test process, by name.
+var built sync.Map // name → *builtBin
+
+// builtBin is one binary built once: its path, or why it could not be built.
+type builtBin struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+// buildOnce runs `go VERB -o PATH ARGS...` once per test process to build the
+// binary name into a temporary folder, and returns its path.
+func buildOnce(t *testing.T, name, verb string, args ...string) string {
+	t.Helper()
+	v, _ := built.LoadOrStore(name, &builtBin{})
+	bb := v.(*builtBin)
+	bb.once.Do(func() {
+		dir, err := os.MkdirTemp("", "gapbench-"+name+"-")
+		if err != nil {
+			bb.err = err
+			return
+		}
+		bb.path = filepath.Join(dir, name)
+		out, err := exec.Command("go", append([]string{verb, "-o", bb.path}, args...)...).CombinedOutput()
+		if err != nil {
+			bb.err = fmt.Errorf("go %s %s: %v\n%s", verb, strings.Join(args, " "), err, out)
+		}
+	})
+	require.NoError(t, bb.err)
+	return bb.path
+}
 
 // exampleTest builds the example's test binary once for the tests below.
 func exampleTest(t *testing.T) string {
 	t.Helper()
-	exampleOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "interleave-example-")
-		if err != nil {
-			exampleErr = err
-			return
-		}
-		exampleBin = filepath.Join(dir, "ex.test")
-		out, err := exec.Command("go", "test", "-c", "-o", exampleBin, examplePkg).CombinedOutput()
-		if err != nil {
-			exampleErr = fmt.Errorf("go test -c: %v\n%s", err, out)
-		}
-	})
-	require.NoError(t, exampleErr)
-	return exampleBin
+	return buildOnce(t, "ex.test", "test", "-c", examplePkg)
 }
 
 func TestInterleaveScreenUnavailable(t *testing.T) {
@@ -401,26 +414,8 @@ func TestInterleaveInterruptedWaitingForLock(t *testing.T) {
 	assert.True(t, os.IsNotExist(err))
 }
 
-var (
-	decodegapOnce sync.Once
-	decodegapBin  string
-	decodegapErr  error
-)
-
 // buildDecodegap builds this command once for the tests that signal it.
 func buildDecodegap(t *testing.T) string {
 	t.Helper()
-	decodegapOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "decodegap-bin-")
-		if err != nil {
-			decodegapErr = err
-			return
-		}
-		decodegapBin = filepath.Join(dir, "decodegap")
-		if out, err := exec.Command("go", "build", "-o", decodegapBin, ".").CombinedOutput(); err != nil {
-			decodegapErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	require.NoError(t, decodegapErr)
-	return decodegapBin
+	return buildOnce(t, "decodegap", "build", ".")
 }
