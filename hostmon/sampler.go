@@ -255,6 +255,32 @@ func busyTotal(c procfs.CPUStat) (busy, total float64) {
 	return busy, busy + c.Idle + c.Iowait + c.Steal
 }
 
+// statDelta sums, over cpus, the busy, total and steal seconds between two
+// /proc/stat readings, and gives each CPU's busy percentage (those with a
+// tick counted). why names a CPU missing from either reading, or says that no
+// clock tick was counted on cpus within the span.
+func statDelta(a, b *procfs.Stat, cpus CPUSet) (busy, total, steal float64, per []CPUBusy, why string) {
+	for _, c := range cpus {
+		ca, ok1 := a.CPU[int64(c)]
+		cb, ok2 := b.CPU[int64(c)]
+		if !ok1 || !ok2 {
+			return 0, 0, 0, nil, "CPU " + strconv.Itoa(c) + " missing from /proc/stat (offline?)"
+		}
+		b0, t0 := busyTotal(ca)
+		b1, t1 := busyTotal(cb)
+		busy += b1 - b0
+		total += t1 - t0
+		steal += cb.Steal - ca.Steal
+		if t1 > t0 {
+			per = append(per, CPUBusy{CPU: c, BusyPct: round6(100 * (b1 - b0) / (t1 - t0))})
+		}
+	}
+	if total <= 0 {
+		return 0, 0, 0, nil, "no clock tick counted on " + cpus.Words() + " within the span"
+	}
+	return busy, total, steal, per, ""
+}
+
 // CPUBusy is one CPU's busy percentage over a span.
 type CPUBusy struct {
 	CPU     int
@@ -341,22 +367,7 @@ func Between(a, b *Snapshot) Span {
 	statWhy := firstOf(a.statErr, b.statErr)
 	var busy, total, steal float64
 	if statWhy == "" {
-		for _, c := range sp.CPUs {
-			ca, ok1 := a.stat.CPU[int64(c)]
-			cb, ok2 := b.stat.CPU[int64(c)]
-			if !ok1 || !ok2 {
-				statWhy = "CPU " + strconv.Itoa(c) + " missing from /proc/stat (offline?)"
-				break
-			}
-			b0, t0 := busyTotal(ca)
-			b1, t1 := busyTotal(cb)
-			busy += b1 - b0
-			total += t1 - t0
-			steal += cb.Steal - ca.Steal
-		}
-		if statWhy == "" && total <= 0 {
-			statWhy = "no clock tick counted on " + sp.CPUs.Words() + " within the span"
-		}
+		busy, total, steal, _, statWhy = statDelta(&a.stat, &b.stat, sp.CPUs)
 	}
 	if statWhy != "" {
 		sp.BusyPct, sp.OwnPct, sp.ForeignBusyPct, sp.StealPct = unavail("%", statWhy), unavail("%", statWhy), unavail("%", statWhy), unavail("%", statWhy)
@@ -379,30 +390,11 @@ func Between(a, b *Snapshot) Span {
 	case firstOf(a.statErr, b.statErr) != "":
 		sp.SiblingBusyPct = unavail("%", firstOf(a.statErr, b.statErr))
 	default:
-		var sb, st float64
-		why := ""
-		for _, c := range sp.Siblings {
-			ca, ok1 := a.stat.CPU[int64(c)]
-			cb, ok2 := b.stat.CPU[int64(c)]
-			if !ok1 || !ok2 {
-				why = "CPU " + strconv.Itoa(c) + " missing from /proc/stat (offline?)"
-				break
-			}
-			b0, t0 := busyTotal(ca)
-			b1, t1 := busyTotal(cb)
-			sb += b1 - b0
-			st += t1 - t0
-			if t1 > t0 {
-				sp.SiblingBusy = append(sp.SiblingBusy, CPUBusy{CPU: c, BusyPct: round6(100 * (b1 - b0) / (t1 - t0))})
-			}
-		}
-		if why == "" && st <= 0 {
-			why = "no clock tick counted on " + sp.Siblings.Words() + " within the span"
-		}
+		sb, st, _, per, why := statDelta(&a.stat, &b.stat, sp.Siblings)
 		if why != "" {
 			sp.SiblingBusyPct, sp.SiblingBusy = unavail("%", why), nil
 		} else {
-			sp.SiblingBusyPct = avail(100*sb/st, "%")
+			sp.SiblingBusyPct, sp.SiblingBusy = avail(100*sb/st, "%"), per
 			sortBusiest(sp.SiblingBusy)
 		}
 	}
