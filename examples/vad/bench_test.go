@@ -15,7 +15,8 @@ var realtime = flag.Bool("realtime", false, "run BenchmarkVADRealtime (steps 32 
 
 // Gaps are the decode-like gaps BenchmarkVAD compares the arms at: none
 // (what a plain b.N loop measures), 100 µs (a busy server between calls) and
-// 2 ms (long enough for a blocked pool thread to be descheduled).
+// 2 ms (long enough for a blocked pool thread to be descheduled). bench.sh
+// selects them by name (-bench '^BenchmarkVAD$/^gap=2ms$'): change both.
 var Gaps = []time.Duration{0, 100 * time.Microsecond, 2 * time.Millisecond}
 
 // RealtimeGap is the pace of real use: one 32 ms frame of audio every 32 ms.
