@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gapbench/gapbench/decodegap/internal/gap"
+	"github.com/gapbench/gapbench/internal/trace"
 	"github.com/gapbench/gapbench/nullband"
 )
 
@@ -63,7 +64,14 @@ const NullArm = "null"
 // a duration, Compare sizes the block from a short calibration so that a
 // block lasts about that long, and testing's iteration column then does not
 // show the block size. Compare must be the whole body of its benchmark
-// function; Config.Null is for Run and is refused here.
+// function.
+//
+// Of Config, Compare honours Gap, Warmup, Window, RequireSteady (per
+// block), Counters, Budget (one confinement for all rounds), Screen (each
+// line carries its block's contention figures and census), Parity (once,
+// before the first round), Trace (one file per block, named
+// BenchmarkX/arm=NAME), NoNullArm, Seed and Verdict. Null, Open and
+// Sessions are Run's and are refused: each arm opens its own step.
 func Compare(b *testing.B, cfg Config, arms ...Arm) {
 	b.Helper()
 	if err := checkArms(arms, &cfg); err != nil {
@@ -72,6 +80,15 @@ func Compare(b *testing.B, cfg Config, arms ...Arm) {
 	rounds := intFlag("test.count", 1)
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
+	h, err := openHost(&cfg)
+	if err != nil {
+		b.Fatalf("decodegap.Compare: %v", err)
+	}
+	defer func() {
+		if err := h.close(); err != nil {
+			b.Errorf("decodegap.Compare: closing the host sampler or releasing Config.Budget's confinement: %v", err)
+		}
+	}()
 	n, err := blockSize(&cfg, arms[0])
 	if err != nil {
 		b.Fatalf("decodegap.Compare: sizing the block from arm %q: %v", arms[0].Name, err)
@@ -88,13 +105,26 @@ func Compare(b *testing.B, cfg Config, arms ...Arm) {
 	for a := range res {
 		res[a] = make([]*report, rounds)
 	}
+	if cfg.Parity != nil {
+		if err := cfg.Parity(); err != nil {
+			b.Fatalf("decodegap.Compare: parity check failed (Config.Parity), nothing was timed: %v", err)
+		}
+	}
+	dir := traceDir(&cfg)
 	for r := range rounds {
 		for _, a := range order[r] {
-			rep, err := measureArm(&cfg, n, all[a])
+			rep, run, err := measureArm(&cfg, n, all[a], h)
 			if err != nil {
 				b.Fatalf("decodegap.Compare: round %d of %d, arm %q: %v", r+1, rounds, all[a].Name, err)
 			}
 			rep.round, rep.rounds = r+1, rounds
+			if dir != "" {
+				paths, err := run.writeTrace(dir, b.Name()+"/arm="+all[a].Name, rep)
+				if err != nil {
+					b.Errorf("decodegap.Compare: writing the trace (Config.Trace or $%s): %v", trace.EnvDir, err)
+				}
+				rep.tracePaths = paths
+			}
 			res[a][r] = rep
 		}
 	}
@@ -131,8 +161,13 @@ func checkArms(arms []Arm, cfg *Config) error {
 	if len(arms) == 0 {
 		return fmt.Errorf("no arms: pass at least one Arm (two to compare)")
 	}
-	if cfg.Null != nil {
+	switch {
+	case cfg.Null != nil:
 		return fmt.Errorf("Config.Null is set: Compare opens its own null arm from the first Arm (set Config.NoNullArm to leave it out)")
+	case cfg.Open != nil:
+		return fmt.Errorf("Config.Open is set: Compare opens each arm with its Arm.Open; leave Config.Open unset")
+	case cfg.Sessions > 1:
+		return fmt.Errorf("Config.Sessions = %d: Compare runs one session per arm; compare session counts as arms whose steps run the sessions, or use Run", cfg.Sessions)
 	}
 	seen := map[string]bool{}
 	for i, a := range arms {
@@ -153,10 +188,15 @@ func checkArms(arms []Arm, cfg *Config) error {
 
 // measureArm opens arm, runs one block of n recorded steps, closes it, and
 // returns the block's report. The caller has locked the OS thread.
-func measureArm(cfg *Config, n int, arm Arm) (rep *report, err error) {
+func measureArm(cfg *Config, n int, arm Arm, h *hostRun) (rep *report, r *runner, err error) {
+	r = newRunner(cfg, n)
+	if h != nil {
+		r.host, r.cr.sampler = h, h.sampler
+		r.phases[phaseBefore] = selfTasks()
+	}
 	step, closeArm, err := arm.Open()
 	if err != nil {
-		return nil, fmt.Errorf("opening: %v", err)
+		return nil, nil, fmt.Errorf("opening: %v", err)
 	}
 	if closeArm != nil {
 		defer func() {
@@ -165,16 +205,19 @@ func measureArm(cfg *Config, n int, arm Arm) (rep *report, err error) {
 			}
 		}()
 	}
-	r := newRunner(cfg, n)
-	if err := r.waiter.Begin(); err != nil {
-		return nil, fmt.Errorf("preparing gaps (Config.Gap.Kind = %v): %v", cfg.Gap.Kind, err)
+	if h != nil {
+		r.phases[phaseSetup] = selfTasks()
 	}
+	if err := r.waiter.Begin(); err != nil {
+		return nil, nil, fmt.Errorf("preparing gaps (Config.Gap.Kind = %v): %v", cfg.Gap.Kind, err)
+	}
+	r.wallStart, r.loopStartNs = wallNow(), gap.Now()
 	i, lerr := r.loop(step, nil)
 	r.waiter.End()
 	if lerr != nil {
-		return nil, fmt.Errorf("step failed at %s: %v", r.iterName(i), lerr)
+		return nil, nil, fmt.Errorf("step failed at %s: %v", r.iterName(i), lerr)
 	}
-	return r.analyze(), nil
+	return r.analyze(), r, nil
 }
 
 // blockSize returns the recorded steps per block: N of -benchtime=Nx, or,
@@ -198,7 +241,7 @@ func blockSize(cfg *Config, first Arm) (int, error) {
 	c := *cfg
 	c.Warmup = 0
 	start := gap.Now()
-	if _, err := measureArm(&c, calib, first); err != nil {
+	if _, _, err := measureArm(&c, calib, first, nil); err != nil {
 		return 0, err
 	}
 	per := float64(gap.Now()-start) / float64(calib)

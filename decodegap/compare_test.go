@@ -2,6 +2,8 @@ package decodegap
 
 import (
 	"errors"
+	"fmt"
+	"os"
 	"regexp"
 	"strings"
 	"testing"
@@ -37,7 +39,7 @@ func compareChild(b *testing.B) {
 			return spinFor(d), func() error { closed++; return nil }, nil
 		}
 	}
-	Compare(b, Config{Window: 8, Seed: 3},
+	Compare(b, Config{Window: 8, Seed: 3, Parity: func() error { fmt.Fprintln(os.Stderr, "parity checked"); return nil }},
 		Arm{Name: "fast", Open: open(5 * time.Microsecond)},
 		Arm{Name: "slow", Open: open(10 * time.Microsecond)})
 }
@@ -54,6 +56,8 @@ func TestCompareInterleavesArmsAndReportsEachRound(t *testing.T) {
 			name := regexp.MustCompile(`-\d+$`).ReplaceAllString(string(r.Name.Full()), "")
 			counts[name]++
 			assert.Equal(t, 64, r.Iters, name)
+			_, hasThreads := r.Value("threads")
+			assert.True(t, hasThreads, "every block reports its census and contention: %s", name)
 			if strings.HasSuffix(name, "arm=null") {
 				_, ok := r.Value("null-ratio")
 				assert.True(t, ok, "the null arm's line carries null-ratio")
@@ -79,6 +83,7 @@ func TestCompareInterleavesArmsAndReportsEachRound(t *testing.T) {
 	assert.Contains(t, out, "slow vs fast (ns/op):")
 	assert.Contains(t, out, "round 4 of 4 (decodegap.Compare: the order and the verdicts head")
 	assert.NotContains(t, out, "opened while another was still open")
+	assert.Equal(t, 1, strings.Count(out, "parity checked"), "Config.Parity runs once, before the rounds")
 }
 
 func TestCheckArms(t *testing.T) {
@@ -94,6 +99,8 @@ func TestCheckArms(t *testing.T) {
 		{[]Arm{{Name: "a", Open: open}, {Name: "a", Open: open}}, Config{}, `arms[1].Name = "a" is used twice`},
 		{[]Arm{{Name: "a"}}, Config{}, `arms[0].Open (arm "a") is nil`},
 		{[]Arm{{Name: "a", Open: open}}, Config{Null: open}, "Config.Null is set: Compare opens its own null arm"},
+		{[]Arm{{Name: "a", Open: open}}, Config{Open: open}, "Config.Open is set: Compare opens each arm with its Arm.Open"},
+		{[]Arm{{Name: "a", Open: open}}, Config{Sessions: 2}, "Config.Sessions = 2: Compare runs one session per arm"},
 	}
 	for _, c := range cases {
 		err := checkArms(c.arms, &c.cfg)
