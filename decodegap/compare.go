@@ -276,21 +276,33 @@ func compareSummary(cfg *Config, all []Arm, order [][]int, res [][]*report) []st
 		return append(lines, "verdicts: none without a null arm (Config.NoNullArm is set); compare the columns with benchstat")
 	}
 	base, null := res[0], res[len(all)-1]
+	opt := cfg.Verdict
+	opt.Knobs = nullband.Knobs{Rounds: "-count", RejectRatio: "Config.Verdict.RejectRatio", MaxBand: "Config.Verdict.MaxBand"}
 	for a := 1; a < len(all)-1; a++ {
-		s := nullband.Samples{}
-		for r := range base {
-			s.Base = append(s.Base, base[r].mean)
-			s.Candidate = append(s.Candidate, res[a][r].mean)
-			s.Null = append(s.Null, null[r].mean)
+		// Judge the mean (ns/op) and the median step (p50-ns/op): the mean
+		// carries the tail, the median the typical step.
+		var parts []string
+		for _, m := range []struct {
+			unit string
+			of   func(*report) float64
+		}{
+			{"ns/op", func(r *report) float64 { return r.mean }},
+			{"p50-ns/op", func(r *report) float64 { return r.p50 }},
+		} {
+			var s nullband.Samples
+			for r := range base {
+				s.Base = append(s.Base, m.of(base[r]))
+				s.Candidate = append(s.Candidate, m.of(res[a][r]))
+				s.Null = append(s.Null, m.of(null[r]))
+			}
+			v, err := nullband.Judge(s, opt)
+			if err != nil {
+				parts = append(parts, fmt.Sprintf("%s: no verdict: %v", m.unit, err))
+				continue
+			}
+			parts = append(parts, fmt.Sprintf("%s %v: %s", m.unit, v.Kind, v.Reason))
 		}
-		opt := cfg.Verdict
-		opt.Knobs = nullband.Knobs{Rounds: "-count", RejectRatio: "Config.Verdict.RejectRatio", MaxBand: "Config.Verdict.MaxBand"}
-		v, err := nullband.Judge(s, opt)
-		if err != nil {
-			lines = append(lines, fmt.Sprintf("%s vs %s: no verdict: %v", all[a].Name, all[0].Name, err))
-			continue
-		}
-		lines = append(lines, fmt.Sprintf("%s vs %s (ns/op): %v: %s", all[a].Name, all[0].Name, v.Kind, v.Reason))
+		lines = append(lines, fmt.Sprintf("%s vs %s: %s", all[a].Name, all[0].Name, strings.Join(parts, "; ")))
 	}
 	return lines
 }

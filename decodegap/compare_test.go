@@ -80,7 +80,8 @@ func TestCompareInterleavesArmsAndReportsEachRound(t *testing.T) {
 		assert.NotEqual(t, prevLast, arms[0])
 		prevLast = arms[2]
 	}
-	assert.Contains(t, out, "slow vs fast (ns/op):")
+	assert.Contains(t, out, "slow vs fast: ns/op ")
+	assert.Contains(t, out, "; p50-ns/op ")
 	assert.Contains(t, out, "round 4 of 4 (decodegap.Compare: the order and the verdicts head")
 	assert.NotContains(t, out, "opened while another was still open")
 	assert.Equal(t, 1, strings.Count(out, "parity checked"), "Config.Parity runs once, before the rounds")
