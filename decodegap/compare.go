@@ -3,6 +3,7 @@ package decodegap
 import (
 	"flag"
 	"fmt"
+	"math"
 	"runtime"
 	"strconv"
 	"strings"
@@ -248,6 +249,15 @@ func blockSize(cfg *Config, first Arm) (int, error) {
 	return max(calib, int(float64(d.Nanoseconds())/per)), nil
 }
 
+// cpuPerWall is the counter span's process CPU per wall second, NaN when
+// the counters are unavailable (Judge then treats the round as missing).
+func (rep *report) cpuPerWall() float64 {
+	if c := &rep.counters; c.ok && c.wallNs > 0 {
+		return float64(c.cpuNs) / float64(c.wallNs)
+	}
+	return math.NaN()
+}
+
 // intFlag returns the integer value of a testing flag, or def.
 func intFlag(name string, def int) int {
 	if f := flag.Lookup(name); f != nil {
@@ -279,8 +289,9 @@ func compareSummary(cfg *Config, all []Arm, order [][]int, res [][]*report) []st
 	opt := cfg.Verdict
 	opt.Knobs = nullband.Knobs{Rounds: "-count", RejectRatio: "Config.Verdict.RejectRatio", MaxBand: "Config.Verdict.MaxBand"}
 	for a := 1; a < len(all)-1; a++ {
-		// Judge the mean (ns/op) and the median step (p50-ns/op): the mean
-		// carries the tail, the median the typical step.
+		// Judge the mean (ns/op) and the median step (p50-ns/op), the mean
+		// carrying the tail and the median the typical step, and what the
+		// steps cost the machine (cpu/wall).
 		var parts []string
 		for _, m := range []struct {
 			unit string
@@ -288,6 +299,7 @@ func compareSummary(cfg *Config, all []Arm, order [][]int, res [][]*report) []st
 		}{
 			{"ns/op", func(r *report) float64 { return r.mean }},
 			{"p50-ns/op", func(r *report) float64 { return r.p50 }},
+			{"cpu/wall", (*report).cpuPerWall},
 		} {
 			var s nullband.Samples
 			for r := range base {

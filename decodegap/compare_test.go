@@ -82,6 +82,7 @@ func TestCompareInterleavesArmsAndReportsEachRound(t *testing.T) {
 	}
 	assert.Contains(t, out, "slow vs fast: ns/op ")
 	assert.Contains(t, out, "; p50-ns/op ")
+	assert.Contains(t, out, "; cpu/wall ")
 	assert.Contains(t, out, "round 4 of 4 (decodegap.Compare: the order and the verdicts head")
 	assert.NotContains(t, out, "opened while another was still open")
 	assert.Equal(t, 1, strings.Count(out, "parity checked"), "Config.Parity runs once, before the rounds")

@@ -85,7 +85,7 @@ echo "   (every metric: go tool benchstat -col /arm -filter .name:VAD $out)"
 # The verdicts head the log of each gap's last line (its null arm's last
 # round); the census is in the log of each BenchmarkVADCensus line.
 echo
-echo "== verdicts: each arm against the first arm, mean step (ns/op) and median step (p50-ns/op), judged against the null band"
+echo "== verdicts: each arm against the first arm, mean step (ns/op), median step (p50-ns/op) and CPU per wall second (cpu/wall), judged against the null band"
 awk '
 	/^--- BENCH: BenchmarkVAD\// { split($3, p, "/"); gap = p[2] }
 	/^--- BENCH: / { cur = $3 }

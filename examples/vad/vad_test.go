@@ -99,7 +99,7 @@ func TestBenchScriptRunsTheComparisonAndPrintsTheVerdicts(t *testing.T) {
 	assert.Contains(t, printed, "full output in "+file)
 	assertArmTable(t, printed, []string{"sec/op", "p50-sec/op", "p90-sec/op", "cpu/wall", "gap-sec/op", "null-ratio"})
 	assert.NotContains(t, printed, "p99-sec/op", "bench.sh prints the main metrics only")
-	_, verdicts, ok := strings.Cut(printed, "== verdicts: each arm against the first arm, mean step (ns/op) and median step (p50-ns/op), judged against the null band\n")
+	_, verdicts, ok := strings.Cut(printed, "== verdicts: each arm against the first arm, mean step (ns/op), median step (p50-ns/op) and CPU per wall second (cpu/wall), judged against the null band\n")
 	require.True(t, ok, printed)
 	verdicts, census, ok := strings.Cut(verdicts, "\n== census: BenchmarkVADCensus, where the CPU went at a 2ms gap\n")
 	require.True(t, ok, printed)
