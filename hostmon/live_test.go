@@ -34,8 +34,15 @@ func liveTopology(t *testing.T) (FS, *Topology) {
 // on cpu; it returns once the spinner is pinned and running.
 func startSpinner(t *testing.T, cpu int) *exec.Cmd {
 	t.Helper()
+	return startChild(t, "HOSTMON_TEST_SPIN="+strconv.Itoa(cpu), "spinning")
+}
+
+// startChild re-runs this test binary with env set, waits until it prints
+// ready on a line of its own, and kills it when the test ends.
+func startChild(t *testing.T, env, ready string) *exec.Cmd {
+	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), "HOSTMON_TEST_SPIN="+strconv.Itoa(cpu))
+	cmd.Env = append(os.Environ(), env)
 	out, err := cmd.StdoutPipe()
 	require.NoError(t, err)
 	cmd.Stderr = os.Stderr
@@ -43,7 +50,7 @@ func startSpinner(t *testing.T, cpu int) *exec.Cmd {
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 	line, err := bufio.NewReader(out).ReadString('\n')
 	require.NoError(t, err)
-	require.Equal(t, "spinning\n", line)
+	require.Equal(t, ready+"\n", line)
 	return cmd
 }
 

@@ -1,7 +1,6 @@
 package hostmon
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"os"
@@ -38,17 +37,7 @@ func (s *syncBuffer) String() string {
 // at path and waits; it returns once the child holds it.
 func startHolder(t *testing.T, path string) *exec.Cmd {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), "HOSTMON_TEST_HOLD_LOCK="+path)
-	out, err := cmd.StdoutPipe()
-	require.NoError(t, err)
-	cmd.Stderr = os.Stderr
-	require.NoError(t, cmd.Start())
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	line, err := bufio.NewReader(out).ReadString('\n')
-	require.NoError(t, err)
-	require.Equal(t, "locked\n", line)
-	return cmd
+	return startChild(t, "HOSTMON_TEST_HOLD_LOCK="+path, "locked")
 }
 
 func TestLockUncontended(t *testing.T) {
