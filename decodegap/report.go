@@ -230,16 +230,8 @@ func (r *runner) hostSpan(rep *report) {
 		rep.hostWhy = r.host.why
 		return
 	}
-	var first, last *snapshot
-	for k := range r.snaps {
-		if r.snaps[k].iter == rep.counters.from && first == nil {
-			first = &r.snaps[k]
-		}
-	}
-	if len(r.snaps) > 0 {
-		last = &r.snaps[len(r.snaps)-1]
-	}
-	if !rep.counters.ok || first == nil || first.host == nil || last.host == nil {
+	first, last := rep.counters.first, rep.counters.last
+	if !rep.counters.ok || first.host == nil || last.host == nil {
 		rep.hostWhy = "no host snapshots for the counter span"
 		return
 	}
