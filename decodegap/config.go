@@ -133,8 +133,9 @@ type Config struct {
 	// at a time (A A' A' A ...), reports the step's figures from its own
 	// iterations, and adds null-ratio: the null instance's steady mean over
 	// the step's. Over -count runs, null-ratio is the spread an A/B ratio
-	// must exceed to be more than noise. Run closes the instance before it
-	// returns.
+	// must exceed to be more than noise. The process counters cannot tell
+	// the instances apart, so their per-op figures count the iterations of
+	// both. Run closes the instance before it returns.
 	Null Opener
 	// Open, when set, opens the step, and Run's step argument must be nil.
 	// Run calls it after reading the process's threads, so the threads the
