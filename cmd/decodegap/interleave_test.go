@@ -224,25 +224,19 @@ func TestInterleaveNoTestFiles(t *testing.T) {
 	assert.Contains(t, stderr.String(), "has no test files, so go test -c built nothing: give a package with a Benchmark in a _test.go file")
 }
 
-// SIGINT to the running command: every finished run is in the file and it
-// parses; the exit status says it was interrupted.
-func TestInterleaveInterrupt(t *testing.T) {
-	dir := t.TempDir()
-	bin := buildDecodegap(t)
-	exBin := exampleTest(t)
-	out := filepath.Join(dir, "out.txt")
-	cmd := exec.Command(bin, "interleave", "-rounds", "100", "-benchtime", "2000x", "-o", out, "-lock=false",
-		"a="+exBin, "b="+exBin+" -work=110")
+// interruptWhen starts cmd, sends it SIGINT once a line of its stderr
+// satisfies match, checks that it exits with status 130 (interrupted), and
+// returns the rest of its stderr.
+func interruptWhen(t *testing.T, cmd *exec.Cmd, match func(line string) bool) []byte {
+	t.Helper()
 	stderr, err := cmd.StderrPipe()
 	require.NoError(t, err)
-	var stdout bytes.Buffer
-	cmd.Stdout = &stdout
 	require.NoError(t, cmd.Start())
 	sc := bufio.NewScanner(stderr)
 	var lines []string
 	for sc.Scan() {
 		lines = append(lines, sc.Text())
-		if strings.HasPrefix(sc.Text(), "round 3/100 ") {
+		if match(sc.Text()) {
 			require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
 			break
 		}
@@ -252,6 +246,21 @@ func TestInterleaveInterrupt(t *testing.T) {
 	var ee *exec.ExitError
 	require.ErrorAs(t, err, &ee, "stderr:\n%s\n%s", strings.Join(lines, "\n"), rest)
 	assert.Equal(t, 130, ee.ExitCode())
+	return rest
+}
+
+// SIGINT to the running command: every finished run is in the file and it
+// parses; the exit status says it was interrupted.
+func TestInterleaveInterrupt(t *testing.T) {
+	dir := t.TempDir()
+	bin := buildDecodegap(t)
+	exBin := exampleTest(t)
+	out := filepath.Join(dir, "out.txt")
+	cmd := exec.Command(bin, "interleave", "-rounds", "100", "-benchtime", "2000x", "-o", out, "-lock=false",
+		"a="+exBin, "b="+exBin+" -work=110")
+	var stdout bytes.Buffer
+	cmd.Stdout = &stdout
+	rest := interruptWhen(t, cmd, func(line string) bool { return strings.HasPrefix(line, "round 3/100 ") })
 	assert.Regexp(t, regexp.MustCompile(`decodegap interleave: interrupted in round 3, arm \w+, after \d+ of 300 runs: context canceled; the (\d+) finished runs are in `+regexp.QuoteMeta(out)), string(rest))
 	m := regexp.MustCompile(`the (\d+) finished runs`).FindStringSubmatch(string(rest))
 	require.Len(t, m, 2)
@@ -392,23 +401,8 @@ func TestInterleaveInterruptedWaitingForLock(t *testing.T) {
 	decodegap := buildDecodegap(t)
 	out := filepath.Join(dir, "out.txt")
 	cmd := exec.Command(decodegap, "interleave", "-o", out, "-lock-path", lockPath, "a="+bin, "b="+bin)
-	stderr, err := cmd.StderrPipe()
-	require.NoError(t, err)
-	require.NoError(t, cmd.Start())
-	sc := bufio.NewScanner(stderr)
-	var lines []string
-	for sc.Scan() {
-		lines = append(lines, sc.Text())
-		if strings.Contains(sc.Text(), "waiting for host lock") { // hostmon names the holder while it waits
-			require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
-			break
-		}
-	}
-	rest, _ := io.ReadAll(stderr)
-	err = cmd.Wait()
-	var ee *exec.ExitError
-	require.ErrorAs(t, err, &ee, "stderr:\n%s\n%s", strings.Join(lines, "\n"), rest)
-	assert.Equal(t, 130, ee.ExitCode())
+	// hostmon names the holder while it waits.
+	rest := interruptWhen(t, cmd, func(line string) bool { return strings.Contains(line, "waiting for host lock") })
 	assert.Contains(t, string(rest), "decodegap interleave: interrupted while waiting for the host lock "+lockPath+"; nothing was run\n")
 	_, err = os.Stat(out)
 	assert.True(t, os.IsNotExist(err))
