@@ -25,11 +25,23 @@
 // # Steady state
 //
 // The recorded latencies are cut into windows of Config.Window steps (32 by
-// default). The detector (see the rule below) classifies the series as flat,
-// warm-up, slowdown or no steady state, after Barrett et al., "Virtual
-// Machine Warmup Blows Hot and Cold" (OOPSLA 2017). With a steady state the
-// figures describe the steady window only, from its first iteration to the
-// end. Without one, Run logs
+// default). The detector classifies the series as flat, warm-up, slowdown or
+// no steady state, after Barrett et al., "Virtual Machine Warmup Blows Hot and
+// Cold" (OOPSLA 2017). Its rule, in short:
+//
+//   - changepoints only at window boundaries, found by binary segmentation
+//     with a Mann-Whitney rank test (p < 0.001 after a Bonferroni correction,
+//     widened for autocorrelated noise), so outliers, heavy tails and a
+//     series that picks one of two levels at random are noise, not changes;
+//   - adjacent segments whose medians differ by at most max(2%, the
+//     window-to-window noise) are one level, unless joining them would drift;
+//   - no steady state when the last segment is shorter than max(4, a fifth
+//     of the windows) after a change, or drifts; flat when one level remains;
+//     slowdown when an earlier level was faster; warm-up when it was slower.
+//
+// The steady window is the last segment. With a steady state the figures
+// describe the steady window only, from its first iteration to the end.
+// Without one, Run logs
 //
 //	steady state: NOT REACHED (series never settled): ...
 //
@@ -116,6 +128,16 @@
 // Run logs only on the last call testing makes of the benchmark function
 // (never on the N=1 probe), in as few lines as it can: testing keeps only
 // ten lines of a benchmark's log.
+//
+// # Implementation
+//
+// The gap engine (clock_nanosleep with the timer slack lowered, the hybrid
+// spin's calibration) and the steady-state detector live in
+// decodegap/internal/gap and decodegap/internal/steady, each with its full
+// rule in its package doc; the trace format and its pictures in
+// internal/trace and internal/traceplot, shared with cmd/decodegap. Process
+// and host readings come from hostmon, statistics across rounds from
+// nullband: decodegap parses no /proc file itself.
 //
 // # Memory
 //
