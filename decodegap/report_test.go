@@ -11,6 +11,7 @@ import (
 	"golang.org/x/perf/benchunit"
 
 	"github.com/gapbench/gapbench/decodegap/internal/steady"
+	"github.com/gapbench/gapbench/hostmon"
 )
 
 // fakeB records what publish sends to testing.B.
@@ -226,4 +227,24 @@ func TestZeroIsPrintedInTheTidiedUnit(t *testing.T) {
 		}
 	}
 	assert.Equal(t, []string{"sys-sec/op", "sys-sec/op"}, units)
+}
+
+func TestWorstCaseRunLogFitsTestingsTenLines(t *testing.T) {
+	rep := steadyReport()
+	rep.st = steady.Result{Class: steady.Warmup, Start: 412, Reason: "warm-up"}
+	rep.from = 412
+	rep.counters.from = 0 // counters include warm-up: one more line
+	rep.gapReq, rep.gapMean, rep.gapP50 = 100e3, 140e3, 120e3
+	rep.null, rep.nullRatio = true, 1.01
+	rep.user = []userSpan{{name: "misses", delta: 5}}
+	rep.hostOK = true
+	rep.host = hostmon.Span{CPUs: hostmon.NewCPUSet(0)}
+	rep.census = census{ok: true, total: 1, groups: []threadGroup{{name: "x", threads: 1, cpuNs: 1}}, idle: map[string]int{}}
+	rep.tracePaths = []string{"t.jsonl", "t.svg"}
+	var b fakeB
+	rep.publish(&b, true)
+	require.Len(t, b.logs, 1)
+	n := strings.Count(b.logs[0], "\n") + 1
+	// testing keeps ten lines, and marks the output truncated at the tenth.
+	assert.Equal(t, 9, n, "every optional line is on:\n%s", b.logs[0])
 }
