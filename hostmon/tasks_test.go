@@ -107,20 +107,27 @@ func TestSelfTasksLive(t *testing.T) {
 // BenchmarkSelfTasks reports the cost of one reading of this process's
 // threads with about 10 threads running (decodegap calls it at window
 // boundaries).
-func BenchmarkSelfTasks(b *testing.B) {
-	fs, err := DefaultFS()
-	require.NoError(b, err)
+// parkThreads keeps n goroutines locked to their own OS threads, parked,
+// until the returned function is called: a process with that many threads
+// for the reader benchmarks.
+func parkThreads(n int) (release func()) {
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
-	for range 10 {
+	for range n {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			runtime.LockOSThread() // keep ~10 OS threads alive
+			runtime.LockOSThread()
 			<-stop
 		}()
 	}
-	defer func() { close(stop); wg.Wait() }()
+	return func() { close(stop); wg.Wait() }
+}
+
+func BenchmarkSelfTasks(b *testing.B) {
+	fs, err := DefaultFS()
+	require.NoError(b, err)
+	defer parkThreads(10)()
 	var buf []Task
 	b.ResetTimer()
 	for b.Loop() {
@@ -300,17 +307,7 @@ func BenchmarkTaskReader(b *testing.B) {
 	require.NoError(b, err)
 	pid, err := fs.SelfPID()
 	require.NoError(b, err)
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	for range 10 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			runtime.LockOSThread()
-			<-stop
-		}()
-	}
-	defer func() { close(stop); wg.Wait() }()
+	defer parkThreads(10)()
 	r, err := fs.NewTaskReader(pid)
 	require.NoError(b, err)
 	defer r.Close()
