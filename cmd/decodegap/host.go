@@ -1,14 +1,11 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"os/signal"
 	"path/filepath"
-	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -73,7 +70,7 @@ func runHost(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "decodegap host: -for %v: the sample needs a positive duration\n", *dur)
 		return 2
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	ctx, stop := interruptible(0)
 	defer stop()
 
 	var fs hostmon.FS

@@ -4,7 +4,6 @@ import (
 	"math"
 
 	"bytes"
-	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -13,10 +12,8 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"golang.org/x/perf/benchfmt"
@@ -131,7 +128,7 @@ func runInterleave(args []string, stdout, stderr io.Writer) int {
 		f.out = "interleave-" + time.Now().Format("20060102-150405") + ".txt"
 	}
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := interruptible(0)
 	defer stop()
 
 	// Build package arms: each directory once.

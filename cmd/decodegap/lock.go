@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -51,13 +50,8 @@ func runLock(args []string, stdout, stderr io.Writer) int {
 		fl.Usage()
 		return 2
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	ctx, stop := interruptible(*timeout)
 	defer stop()
-	if *timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, *timeout)
-		defer cancel()
-	}
 	l, err := hostmon.Lock(ctx, *path, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "decodegap lock: %v\n", err)

@@ -11,10 +11,14 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"sort"
+	"syscall"
+	"time"
 )
 
 // command is one subcommand of decodegap.
@@ -50,6 +54,17 @@ func dispatch(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	return c.run(args[1:], stdout, stderr)
+}
+
+// interruptible returns a context that ends on SIGINT or SIGTERM, and after
+// d when d > 0; stop releases it.
+func interruptible(d time.Duration) (ctx context.Context, stop func()) {
+	ctx, stopSignals := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	if d <= 0 {
+		return ctx, stopSignals
+	}
+	ctx, cancel := context.WithTimeout(ctx, d)
+	return ctx, func() { cancel(); stopSignals() }
 }
 
 func usage(w io.Writer) {

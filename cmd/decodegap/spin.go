@@ -1,13 +1,10 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"github.com/gapbench/gapbench/hostmon"
@@ -54,13 +51,8 @@ func runSpin(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "decodegap spin: -duty %g must be within 0–100 and -for %v not negative\n", *duty, *dur)
 		return 2
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	ctx, stop := interruptible(*dur)
 	defer stop()
-	if *dur > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, *dur)
-		defer cancel()
-	}
 	start := time.Now()
 	s, err := hostmon.Spin(ctx, *cpu, *duty)
 	if err != nil {
