@@ -157,7 +157,6 @@ func (r *runner) analyze() *report {
 	rep.screen = r.cfg.Screen
 	r.hostSpan(rep)
 	if len(r.sessRecs) > 1 {
-		rep.census, rep.soloN = r.soloCensus, r.soloCensus.solo
 		if c := &rep.counters; c.ok && c.wallNs > 0 {
 			rep.throughput = float64(len(r.sessRecs)*c.iters()) / (float64(c.wallNs) / 1e9)
 		}
@@ -237,6 +236,11 @@ func (r *runner) hostSpan(rep *report) {
 	}
 	rep.host, rep.hostOK = hostmon.Between(first.host, last.host), true
 	rep.verdict = rep.host.Screen(r.cfg.Screen.Thresholds)
+	if len(r.sessRecs) > 1 {
+		// Sessions take their census from session 1 alone (see sessions).
+		rep.census, rep.soloN = r.soloCensus, r.soloCensus.solo
+		return
+	}
 	rep.census = takeCensus(&r.phases, first.host.Tasks(), last.host.Tasks())
 }
 
