@@ -1,12 +1,10 @@
 // Package nullband does the statistics across runs of an A/B comparison —
 // the null band from A/A pairs, the verdict of a B/A ratio against it, round
 // rejection, the minimal detectable effect and regime (bimodality) detection
-// — and the process-level interleaving plan and runner that produce such
-// runs as Go benchmark format.
+// — and the seeded order of arms within rounds (Orders). Package interleave
+// runs arms as processes and collects their results into Samples.
 //
-// It touches neither the host nor testing.B: contention screening comes in
-// through the Screener interface, and the only processes it starts are the
-// arms a Runner is given.
+// It touches neither the host, testing.B nor processes.
 //
 // # Why a null band
 //
@@ -58,24 +56,6 @@
 // (benchmath.AssumeNothing.Summary) and the Mann–Whitney U-test of A against
 // B (benchmath.AssumeNothing.Compare), so what gapbench prints agrees with
 // `go tool benchstat` on the same file.
-//
-// # Interleaving across processes (Plan, Runner)
-//
-// `go test -count N` runs A N times and then B N times, so an A/B comparison
-// made from it compares weather. NewPlan draws, from a seed, a fresh random
-// order of all arms for every round (and never starts a round with the arm
-// that ended the last); Runner runs each arm of each round as its own process
-// and appends its Go benchmark output to Out as soon as it exits, adding three
-// file configuration lines:
-//
-//	arm: NAME       the arm (go tool benchstat -col arm)
-//	round: N        the round, from 1 (benchstat needs -ignore round to pool rounds)
-//	screen: WORD    clean, contended or unavailable over that run (-filter screen:clean)
-//
-// A screen's detail, when there is one, follows the run's results as a
-// "# round N arm NAME screen WORD: …" line that benchfmt readers skip.
-// Collect reads such results back into one Set per benchmark, unit and
-// candidate arm, ready for Judge; WriteTable prints the verdicts.
 //
 // # Units
 //

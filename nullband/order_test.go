@@ -24,3 +24,10 @@ func TestOrdersArePermutationsWithNoRepeatAcrossRounds(t *testing.T) {
 	assert.NotEqual(t, o, Orders(3, 200, 8))
 	assert.Equal(t, [][]int{{0}, {0}}, Orders(1, 2, 1))
 }
+
+func TestNewOrderDrawsOrdersOneRoundAtATime(t *testing.T) {
+	o := NewOrder(4, 11)
+	for i, want := range Orders(4, 50, 11) {
+		assert.Equal(t, want, o.Next(), "round %d", i+1)
+	}
+}

@@ -1,14 +1,12 @@
 package main
 
 import (
-	"math"
-
 	"bytes"
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/gapbench/gapbench/internal/traceplot"
 	"io"
+	"math"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -19,6 +17,8 @@ import (
 	"golang.org/x/perf/benchfmt"
 
 	"github.com/gapbench/gapbench/hostmon"
+	"github.com/gapbench/gapbench/interleave"
+	"github.com/gapbench/gapbench/internal/traceplot"
 	"github.com/gapbench/gapbench/nullband"
 )
 
@@ -171,11 +171,11 @@ func runInterleave(args []string, stdout, stderr io.Writer) int {
 	if f.benchtime != "" {
 		testArgs = append(testArgs, "-test.benchtime="+f.benchtime)
 	}
-	arms := make([]nullband.Arm, len(specs))
+	arms := make([]interleave.Arm, len(specs))
 	for i, s := range specs {
-		arms[i] = nullband.Arm{Name: s.name, Args: append(append([]string{s.program}, testArgs...), s.args...), Dir: s.dir}
+		arms[i] = interleave.Arm{Name: s.name, Args: append(append([]string{s.program}, testArgs...), s.args...), Dir: s.dir}
 	}
-	plan, err := nullband.NewPlan(arms, f.rounds, f.seed)
+	plan, err := interleave.NewPlan(arms, f.rounds, f.seed)
 	if err != nil {
 		return usageErr("%v", err)
 	}
@@ -217,9 +217,6 @@ func runInterleave(args []string, stdout, stderr io.Writer) int {
 		}
 		hdr.WriteByte('\n')
 	}
-	for _, line := range strings.Split(strings.TrimSpace(plan.String()), "\n") {
-		fmt.Fprintf(&hdr, "# order %s\n", line)
-	}
 	hdr.WriteByte('\n')
 	if _, err := file.Write(hdr.Bytes()); err != nil {
 		fmt.Fprintf(stderr, "decodegap interleave: writing %s: %v\n", f.out, err)
@@ -227,7 +224,7 @@ func runInterleave(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stderr, "decodegap interleave: %d runs (%d arms × %d rounds, seed %d) into %s\n", plan.Runs(), len(arms), f.rounds, f.seed, f.out)
 
-	runner := &nullband.Runner{Plan: plan, Out: file, Progress: stderr}
+	runner := &interleave.Runner{Plan: plan, Out: file, Progress: stderr}
 	if f.screen {
 		sc, why := newScreener()
 		if sc != nil {
@@ -243,7 +240,7 @@ func runInterleave(args []string, stdout, stderr io.Writer) int {
 	runs, runErr := runner.Run(ctx)
 	status := 0
 	if runErr != nil {
-		var re *nullband.RunError
+		var re *interleave.RunError
 		switch {
 		case errors.As(runErr, &re):
 			fmt.Fprintf(stderr, "decodegap interleave: a run failed, so the rest were not run: %v\n", runErr)
@@ -297,7 +294,7 @@ func judgeFile(f interleaveFlags, arms []string, stdout io.Writer) error {
 			units = append(units, u)
 		}
 	}
-	sets, err := nullband.Collect(results, base, f.null, units)
+	sets, err := interleave.Collect(results, base, f.null, units)
 	if err != nil {
 		return err
 	}
@@ -306,15 +303,15 @@ func judgeFile(f interleaveFlags, arms []string, stdout io.Writer) error {
 	}
 	opt := nullband.Options{RejectRatio: f.reject, MaxBand: f.maxBand,
 		Knobs: nullband.Knobs{Rounds: "-rounds", RejectRatio: "-reject", MaxBand: "-max-band"}}
-	rows := make([]nullband.Judged, 0, len(sets))
+	rows := make([]judged, 0, len(sets))
 	for _, s := range sets {
 		v, err := nullband.Judge(s.Samples, opt)
 		if err != nil {
 			return err
 		}
-		rows = append(rows, nullband.Judged{Set: s, Verdict: v})
+		rows = append(rows, judged{Set: s, Verdict: v})
 	}
-	if err := nullband.WriteTable(stdout, rows, base); err != nil {
+	if err := writeTable(stdout, rows, base); err != nil {
 		return err
 	}
 	if f.plot != "" {
@@ -340,7 +337,7 @@ func judgeFile(f interleaveFlags, arms []string, stdout io.Writer) error {
 
 // plotPath is the -plot file for row: the flag's value itself when there is
 // one verdict, else with "-CANDIDATE-UNIT" before the extension.
-func plotPath(plot string, row nullband.Judged, rows int) string {
+func plotPath(plot string, row judged, rows int) string {
 	if rows == 1 {
 		return plot
 	}
@@ -352,7 +349,7 @@ func plotPath(plot string, row nullband.Judged, rows int) string {
 // verdictData turns a verdict into the picture's data: the rounds that have
 // a ratio, the null band, and the ratio's CI (collapsed onto the estimate,
 // and said so, when the run has too few rounds for one).
-func verdictData(row nullband.Judged, base string) traceplot.VerdictData {
+func verdictData(row judged, base string) traceplot.VerdictData {
 	v := row.Verdict
 	d := traceplot.VerdictData{
 		Title: row.Set.Benchmark, ArmA: base, ArmB: row.Set.Candidate, Metric: row.Set.Unit,
@@ -458,7 +455,7 @@ type childAwareScreener struct {
 var hostFS = hostmon.DefaultFS
 
 // newScreener returns the host's screener, or nil and why there is none.
-func newScreener() (nullband.Screener, string) {
+func newScreener() (interleave.Screener, string) {
 	fs, err := hostFS()
 	if err != nil {
 		return nil, err.Error()
@@ -472,9 +469,9 @@ func newScreener() (nullband.Screener, string) {
 
 // Begin takes a snapshot; the returned function takes another and screens
 // the span between them.
-func (c childAwareScreener) Begin() func(time.Duration) nullband.ScreenResult {
+func (c childAwareScreener) Begin() func(time.Duration) interleave.ScreenResult {
 	a := c.sampler.Snapshot()
-	return func(childCPU time.Duration) nullband.ScreenResult {
+	return func(childCPU time.Duration) interleave.ScreenResult {
 		sp := hostmon.Between(a, c.sampler.Snapshot())
 		sp = withoutChild(sp, childCPU)
 		return screenResult(sp, sp.Screen(hostmon.Thresholds{}))
@@ -493,13 +490,13 @@ func withoutChild(sp hostmon.Span, childCPU time.Duration) hostmon.Span {
 
 // screenResult turns hostmon's verdict into the one-word screen: value and
 // its detail line.
-func screenResult(sp hostmon.Span, v hostmon.Verdict) nullband.ScreenResult {
+func screenResult(sp hostmon.Span, v hostmon.Verdict) interleave.ScreenResult {
 	detail := fmt.Sprintf("%s (CPUs %s over %.2fs)", v, sp.CPUs, sp.Seconds)
 	switch {
 	case v.Contended:
-		return nullband.ScreenResult{Verdict: "contended", Detail: detail}
+		return interleave.ScreenResult{Verdict: "contended", Detail: detail}
 	case len(v.Unscreened) > 0:
-		return nullband.ScreenResult{Verdict: "clean", Detail: detail}
+		return interleave.ScreenResult{Verdict: "clean", Detail: detail}
 	}
-	return nullband.ScreenResult{Verdict: "clean"}
+	return interleave.ScreenResult{Verdict: "clean"}
 }

@@ -23,7 +23,7 @@ import (
 	"golang.org/x/perf/benchunit"
 
 	"github.com/gapbench/gapbench/hostmon"
-	"github.com/gapbench/gapbench/nullband"
+	"github.com/gapbench/gapbench/interleave"
 )
 
 const examplePkg = "../../examples/interleave"
@@ -90,12 +90,16 @@ func TestInterleaveRealRun(t *testing.T) {
 
 	// The order is the seeded plan's: a permutation per round, and no arm
 	// twice in a row across a round boundary.
-	plan, err := nullband.NewPlan([]nullband.Arm{{Name: "old", Args: []string{"x"}}, {Name: "new", Args: []string{"x"}}, {Name: "null", Args: []string{"x"}}}, 6, 7)
+	plan, err := interleave.NewPlan([]interleave.Arm{{Name: "old", Args: []string{"x"}}, {Name: "new", Args: []string{"x"}}, {Name: "null", Args: []string{"x"}}}, 6, 7)
 	require.NoError(t, err)
 	distinct := map[string]bool{}
+	var planned [][]int
+	for _, o := range plan.Orders() {
+		planned = append(planned, o)
+	}
 	for r, o := range order {
 		var want []string
-		for _, a := range plan.Order[r] {
+		for _, a := range planned[r] {
 			want = append(want, plan.Arms[a].Name)
 		}
 		assert.Equal(t, want, o, "round %d", r+1)
@@ -108,7 +112,7 @@ func TestInterleaveRealRun(t *testing.T) {
 	assert.Greater(t, len(distinct), 1, "the order changes between rounds")
 	data, err := os.ReadFile(out)
 	require.NoError(t, err)
-	assert.Contains(t, string(data), "# order round 1: "+strings.Join(order[0], " ")+"\n")
+	assert.Contains(t, string(data), "# round 1 order "+strings.Join(order[0], " ")+"\n")
 	assert.Contains(t, string(data), "# decodegap interleave: 6 rounds, seed 7, base old, null null = a second process of old\n")
 
 	// Progress: one line per run on stderr.
@@ -284,7 +288,7 @@ func TestWithoutChild(t *testing.T) {
 	assert.Equal(t, un, withoutChild(un, time.Second), "an unavailable figure stays unavailable")
 
 	clean := screenResult(got, hostmon.Verdict{})
-	assert.Equal(t, nullband.ScreenResult{Verdict: "clean"}, clean)
+	assert.Equal(t, interleave.ScreenResult{Verdict: "clean"}, clean)
 	bad := screenResult(got, hostmon.Verdict{Contended: true, Reasons: []string{"foreign 22% on CPUs 0,1 > 5%"}})
 	assert.Equal(t, "contended", bad.Verdict)
 	assert.Equal(t, "contended: foreign 22% on CPUs 0,1 > 5% (CPUs 0,1 over 2.00s)", bad.Detail)

@@ -1,4 +1,4 @@
-package nullband
+package main
 
 import (
 	"fmt"
@@ -8,20 +8,23 @@ import (
 	"text/tabwriter"
 
 	"golang.org/x/perf/benchunit"
+
+	"github.com/gapbench/gapbench/interleave"
+	"github.com/gapbench/gapbench/nullband"
 )
 
-// Judged is one Set with its Verdict, a row of WriteTable.
-type Judged struct {
-	Set     Set
-	Verdict Verdict
+// judged is one Set with its Verdict, a row of writeTable.
+type judged struct {
+	Set     interleave.Set
+	Verdict nullband.Verdict
 }
 
-// WriteTable writes the verdict table: one row per Judged (benchmark, unit,
+// writeTable writes the verdict table: one row per Judged (benchmark, unit,
 // arm, the base (A) and candidate (B) medians in benchstat's notation, B/A with its
 // confidence interval, the null band, the minimal detectable effect,
 // benchstat's p-value and the verdict), then each row's reason, then every
 // rejected round with its reason. base names the base arm in the header.
-func WriteTable(w io.Writer, rows []Judged, base string) error {
+func writeTable(w io.Writer, rows []judged, base string) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "benchmark\tunit\tarm\tA=%s\tB=arm\tB/A\tCI\tnull band\tMDE\tp\tverdict\n", base)
 	for _, r := range rows {
@@ -80,7 +83,7 @@ func interval(lo, hi float64) string {
 	return fmt.Sprintf("%.3f–%.3f", lo, hi)
 }
 
-func mde(d Detectable) string {
+func mde(d nullband.Detectable) string {
 	p := d.Percent()
 	if math.IsInf(p, 0) || math.IsNaN(p) {
 		return "∞"

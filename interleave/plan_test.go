@@ -1,4 +1,4 @@
-package nullband
+package interleave
 
 import (
 	"slices"
@@ -6,35 +6,48 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/gapbench/gapbench/nullband"
 )
 
 func threeArms() []Arm {
 	return []Arm{{Name: "old", Args: []string{"x"}}, {Name: "new", Args: []string{"y"}}, {Name: "null", Args: []string{"x"}}}
 }
 
+func orders(p *Plan) [][]int {
+	var out [][]int
+	for _, o := range p.Orders() {
+		out = append(out, o)
+	}
+	return out
+}
+
 func TestPlanIsSeededPermutations(t *testing.T) {
 	p, err := NewPlan(threeArms(), 3000, 9)
 	require.NoError(t, err)
 	assert.Equal(t, 9000, p.Runs())
+	got := orders(p)
+	require.Len(t, got, 3000)
+	assert.Equal(t, nullband.Orders(3, 3000, 9), got, "the same orders as nullband.Orders")
 	again, err := NewPlan(threeArms(), 3000, 9)
 	require.NoError(t, err)
-	assert.Equal(t, p.Order, again.Order, "same seed, same plan")
+	assert.Equal(t, got, orders(again), "same seed, same plan")
 	other, err := NewPlan(threeArms(), 3000, 10)
 	require.NoError(t, err)
-	assert.NotEqual(t, p.Order, other.Order, "another seed, another plan")
+	assert.NotEqual(t, got, orders(other), "another seed, another plan")
 
 	var pos [3][3]int // pos[arm][place]
 	distinct := map[string]bool{}
-	for i, o := range p.Order {
+	for i, o := range got {
 		s := slices.Clone(o)
 		slices.Sort(s)
 		require.Equal(t, []int{0, 1, 2}, s, "round %d is a permutation", i+1)
 		for place, a := range o {
 			pos[a][place]++
 		}
-		distinct[p.Arms[o[0]].Name+p.Arms[o[1]].Name+p.Arms[o[2]].Name] = true
+		distinct[p.OrderString(o)] = true
 		if i > 0 {
-			prev := p.Order[i-1]
+			prev := got[i-1]
 			assert.NotEqual(t, prev[len(prev)-1], o[0], "round %d starts with the arm that ended round %d", i+1, i)
 		}
 	}
@@ -48,36 +61,39 @@ func TestPlanIsSeededPermutations(t *testing.T) {
 	}
 }
 
-func TestPlanString(t *testing.T) {
-	p, err := NewPlan(threeArms(), 2, 1)
+// A plan of a huge number of rounds costs nothing until its rounds are
+// drawn, and a caller may stop drawing at any round.
+func TestPlanIsLazy(t *testing.T) {
+	p, err := NewPlan(threeArms(), 1<<40, 1)
 	require.NoError(t, err)
-	want := ""
-	for i, o := range p.Order {
-		want += "round " + string(rune('1'+i)) + ":"
-		for _, a := range o {
-			want += " " + p.Arms[a].Name
+	n := 0
+	for r := range p.Orders() {
+		n++
+		if r == 5 {
+			break
 		}
-		want += "\n"
 	}
-	assert.Equal(t, want, p.String())
-	assert.Contains(t, p.String(), "round 2: ")
+	assert.Equal(t, 5, n)
+	allocs := testing.AllocsPerRun(1, func() { _, _ = NewPlan(threeArms(), 1<<40, 1) })
+	assert.Less(t, allocs, 10.0)
 }
 
 func TestPlanSingleArm(t *testing.T) {
 	p, err := NewPlan([]Arm{{Name: "a", Args: []string{"x"}}}, 3, 1)
 	require.NoError(t, err)
-	assert.Equal(t, [][]int{{0}, {0}, {0}}, p.Order)
+	assert.Equal(t, [][]int{{0}, {0}, {0}}, orders(p))
+	assert.Equal(t, "a", p.OrderString([]int{0}))
 }
 
 func TestPlanErrors(t *testing.T) {
 	_, err := NewPlan(nil, 3, 1)
-	assert.EqualError(t, err, "nullband: NewPlan needs at least one arm")
+	assert.EqualError(t, err, "interleave: NewPlan needs at least one arm")
 	_, err = NewPlan(threeArms(), 0, 1)
-	assert.EqualError(t, err, "nullband: NewPlan needs at least 1 round, got 0")
+	assert.EqualError(t, err, "interleave: NewPlan needs at least 1 round, got 0")
 	_, err = NewPlan([]Arm{{Name: "a b", Args: []string{"x"}}}, 1, 1)
-	assert.EqualError(t, err, `nullband: arm 1 has name "a b": a name must be non-empty and contain no white space (it becomes the benchfmt value arm: NAME)`)
+	assert.EqualError(t, err, `interleave: arm 1 has name "a b": a name must be non-empty and contain no white space (it becomes the benchfmt value arm: NAME)`)
 	_, err = NewPlan([]Arm{{Name: "a", Args: []string{"x"}}, {Name: "a", Args: []string{"y"}}}, 1, 1)
-	assert.EqualError(t, err, `nullband: two arms are named "a": give each arm its own name`)
+	assert.EqualError(t, err, `interleave: two arms are named "a": give each arm its own name`)
 	_, err = NewPlan([]Arm{{Name: "a"}}, 1, 1)
-	assert.EqualError(t, err, `nullband: arm "a" has no command: Arm.Args[0] must name the program to run`)
+	assert.EqualError(t, err, `interleave: arm "a" has no command: Arm.Args[0] must name the program to run`)
 }

@@ -1,4 +1,4 @@
-package nullband
+package interleave
 
 import (
 	"fmt"
@@ -8,10 +8,12 @@ import (
 
 	"golang.org/x/perf/benchfmt"
 	"golang.org/x/perf/benchunit"
+
+	"github.com/gapbench/gapbench/nullband"
 )
 
 // Set is one benchmark's values in one unit for one candidate arm, arranged
-// for Judge.
+// for nullband.Judge.
 type Set struct {
 	// Benchmark is the benchmark's full name without "Benchmark"
 	// (benchfmt.Name.Full), e.g. "Step-2".
@@ -24,7 +26,7 @@ type Set struct {
 	// Samples holds one value per round for the base, the candidate and
 	// the null arm, NaN where a round lacks one; Samples.Round labels
 	// them with the KeyRound values, ascending.
-	Samples Samples
+	Samples nullband.Samples
 }
 
 // Collect arranges results that carry the KeyArm and KeyRound file keys (as

@@ -1,4 +1,4 @@
-package nullband
+package interleave
 
 import (
 	"bytes"
@@ -71,9 +71,10 @@ func TestRunnerWritesEveryRunInPlanOrder(t *testing.T) {
 
 	res := readAll(t, out.Bytes())
 	require.Len(t, res, 18, "one result per run")
+	order := orders(plan)
 	for i, rr := range res {
 		round, pos := i/3, i%3
-		want := plan.Arms[plan.Order[round][pos]].Name
+		want := plan.Arms[order[round][pos]].Name
 		assert.Equal(t, want, rr.GetConfig(KeyArm), "run %d", i)
 		assert.Equal(t, fmt.Sprint(round+1), rr.GetConfig(KeyRound))
 		assert.Equal(t, "example.com/fake", rr.GetConfig("pkg"), "the child's own keys pass through")
@@ -88,26 +89,47 @@ func TestRunnerWritesEveryRunInPlanOrder(t *testing.T) {
 		assert.Equal(t, pos+1, runs[i].Pos)
 	}
 	assert.Positive(t, cpu.Load(), "the screen is given the children's CPU time")
-	assert.Contains(t, out.String(), "# round 2 arm "+plan.Arms[plan.Order[1][0]].Name+" screen contended: foreign 22% on CPU 1 (run 4)\n")
+	assert.Contains(t, out.String(), "# round 2 arm "+plan.Arms[order[1][0]].Name+" screen contended: foreign 22% on CPU 1 (run 4)\n")
+	assert.Contains(t, out.String(), "# round 2 order "+plan.OrderString(order[1])+"\n")
 
 	lines := strings.Split(strings.TrimSpace(progress.String()), "\n")
 	require.Len(t, lines, 18)
-	assert.Equal(t, fmt.Sprintf("round 1/6  arm %s (1/3)  elapsed 1s  ETA unknown", plan.Arms[plan.Order[0][0]].Name), lines[0])
+	assert.Equal(t, fmt.Sprintf("round 1/6  arm %s (1/3)  elapsed 1s  ETA unknown", plan.Arms[order[0][0]].Name), lines[0])
 	// The second progress line: 2 s elapsed over 1 finished run (the
 	// clock ticks once per call), 17 to go.
-	assert.Equal(t, fmt.Sprintf("round 1/6  arm %s (2/3)  elapsed 2s  ETA 34s", plan.Arms[plan.Order[0][1]].Name), lines[1])
+	assert.Equal(t, fmt.Sprintf("round 1/6  arm %s (2/3)  elapsed 2s  ETA 34s", plan.Arms[order[0][1]].Name), lines[1])
 	assert.Regexp(t, regexp.MustCompile(`^round 6/6  arm \w+ \(3/3\)  elapsed 18s  ETA 1.1s$`), lines[17])
 
-	// Read back and judged: new is 10% slower than old, null equals old.
+	// Read back: one value per arm and round.
 	sets, err := Collect(res, "old", "null", []string{"sec/op"})
 	require.NoError(t, err)
 	require.Len(t, sets, 1)
-	assert.Equal(t, []int{1, 2, 3, 4, 5, 6}, sets[0].Samples.Round)
-	assert.Equal(t, 1.1e-6, sets[0].Samples.Candidate[0])
-	v, err := Judge(sets[0].Samples, Options{})
+	s := sets[0].Samples
+	assert.Equal(t, []int{1, 2, 3, 4, 5, 6}, s.Round)
+	for i := range 6 {
+		assert.InDelta(t, 1.0e-6, s.Base[i], 1e-15)
+		assert.InDelta(t, 1.1e-6, s.Candidate[i], 1e-15)
+		assert.InDelta(t, 1.001e-6, s.Null[i], 1e-15)
+	}
+}
+
+// OnRun sees every run as it ends and can stop the Runner.
+func TestRunnerOnRunStops(t *testing.T) {
+	plan, err := NewPlan([]Arm{fakeArm("a"), fakeArm("b")}, 1000, 1)
 	require.NoError(t, err)
-	assert.Equal(t, Outside, v.Kind, v.Reason)
-	assert.InDelta(t, 1.1, v.Ratio.Center, 1e-9)
+	var out bytes.Buffer
+	var seen []string
+	r := &Runner{Plan: plan, Out: &out, Env: childEnv(), OnRun: func(run Run) bool {
+		seen = append(seen, fmt.Sprintf("%d.%d %s %d", run.Round, run.Pos, run.Arm, len(run.Results)))
+		return run.Round == 2 && run.Pos == 2
+	}}
+	runs, err := r.Run(context.Background())
+	require.NoError(t, err)
+	require.Len(t, runs, 4)
+	require.Len(t, seen, 4)
+	assert.Regexp(t, `^2\.2 [ab] 1$`, seen[3])
+	assert.Len(t, readAll(t, out.Bytes()), 4)
+	assert.NotContains(t, out.String(), "# round 3 order")
 }
 
 func TestRunnerNoScreener(t *testing.T) {
@@ -139,7 +161,7 @@ func TestRunnerStopsAtFailingRun(t *testing.T) {
 	assert.Equal(t, fmt.Sprintf("arm bad, round 1: %s -fail: exit status 3; its output:\nchild: step 17 failed: boom", os.Args[0]), err.Error())
 	// The runs before it in round 1 finished and were written.
 	before := 0
-	for _, a := range plan.Order[0] {
+	for _, a := range orders(plan)[0] {
 		if plan.Arms[a].Name == "bad" {
 			break
 		}
@@ -170,7 +192,7 @@ func TestRunnerInterrupted(t *testing.T) {
 		return func(time.Duration) ScreenResult { return ScreenResult{Verdict: "clean"} }
 	})}
 	slowPos := 0
-	for i, a := range plan.Order[0] {
+	for i, a := range orders(plan)[0] {
 		if plan.Arms[a].Name == "slow" {
 			slowPos = i
 		}

@@ -1,4 +1,4 @@
-package nullband
+package interleave
 
 import (
 	"bytes"
@@ -82,6 +82,11 @@ type Runner struct {
 	// Now returns the current time, for elapsed and ETA; nil means
 	// time.Now.
 	Now func() time.Time
+	// OnRun, when non-nil, is called after each finished run, once its
+	// results are in Out. Returning true stops the Runner after that run
+	// (Run then returns no error): a caller that judges as it goes can
+	// stop when it has its answer. The Run is the caller's to keep.
+	OnRun func(Run) (stop bool)
 }
 
 // Run is one finished run.
@@ -136,14 +141,17 @@ func (e *RunError) Error() string {
 // Unwrap returns Err.
 func (e *RunError) Unwrap() error { return e.Err }
 
-// Run runs the plan and returns the finished runs. It stops at the first
+// Run runs the plan and returns the finished runs. Before each round it
+// writes the round's order to Out as a comment line
+// ("# round 3 order new null old") that benchfmt readers skip. It stops
+// when OnRun says so, at the first
 // failing run with a *RunError, and when ctx is done: the process running
 // then is sent an interrupt (and killed 2 s later), its partial output is
 // dropped, and the error wraps ctx.Err(). The runs returned, and written to
 // Out, are every run that finished.
 func (r *Runner) Run(ctx context.Context) ([]Run, error) {
 	if r.Plan == nil || r.Out == nil {
-		return nil, errors.New("nullband: Runner needs a Plan and an Out")
+		return nil, errors.New("interleave: Runner needs a Plan and an Out")
 	}
 	now := r.Now
 	if now == nil {
@@ -153,7 +161,11 @@ func (r *Runner) Run(ctx context.Context) ([]Run, error) {
 	start := now()
 	total := r.Plan.Runs()
 	var runs []Run
-	for ri, order := range r.Plan.Order {
+	for round, order := range r.Plan.Orders() {
+		line := fmt.Sprintf("# round %d order %s\n", round, r.Plan.OrderString(order))
+		if _, err := io.WriteString(r.Out, line); err != nil {
+			return runs, fmt.Errorf("interleave: writing the order of round %d: %w", round, err)
+		}
 		for pi, ai := range order {
 			arm := r.Plan.Arms[ai]
 			done := len(runs)
@@ -164,27 +176,30 @@ func (r *Runner) Run(ctx context.Context) ([]Run, error) {
 					eta = fmtDur(time.Duration(float64(el) / float64(done) * float64(total-done)))
 				}
 				fmt.Fprintf(r.Progress, "round %d/%d  arm %s (%d/%d)  elapsed %s  ETA %s\n",
-					ri+1, len(r.Plan.Order), arm.Name, pi+1, len(order), fmtDur(el), eta)
+					round, r.Plan.Rounds, arm.Name, pi+1, len(order), fmtDur(el), eta)
 			}
-			run, err := r.runOne(ctx, arm, ri+1, pi+1)
+			run, err := r.runOne(ctx, arm, round, pi+1)
 			if err != nil {
 				if ctx.Err() != nil {
-					return runs, fmt.Errorf("interrupted in round %d, arm %s, after %d of %d runs: %w", ri+1, arm.Name, done, total, ctx.Err())
+					return runs, fmt.Errorf("interrupted in round %d, arm %s, after %d of %d runs: %w", round, arm.Name, done, total, ctx.Err())
 				}
 				return runs, err
 			}
 			for _, res := range run.Results {
 				if err := w.Write(res); err != nil {
-					return runs, fmt.Errorf("nullband: writing results of arm %s, round %d: %w", arm.Name, ri+1, err)
+					return runs, fmt.Errorf("interleave: writing results of arm %s, round %d: %w", arm.Name, round, err)
 				}
 			}
 			if run.Screen.Detail != "" {
-				line := fmt.Sprintf("# round %d arm %s screen %s: %s\n", ri+1, arm.Name, run.Screen.Verdict, oneLine(run.Screen.Detail))
+				line := fmt.Sprintf("# round %d arm %s screen %s: %s\n", round, arm.Name, run.Screen.Verdict, oneLine(run.Screen.Detail))
 				if _, err := io.WriteString(r.Out, line); err != nil {
-					return runs, fmt.Errorf("nullband: writing the screen line of arm %s, round %d: %w", arm.Name, ri+1, err)
+					return runs, fmt.Errorf("interleave: writing the screen line of arm %s, round %d: %w", arm.Name, round, err)
 				}
 			}
 			runs = append(runs, run)
+			if r.OnRun != nil && r.OnRun(run) {
+				return runs, nil
+			}
 		}
 	}
 	return runs, nil

@@ -1,7 +1,6 @@
-package nullband
+package interleave
 
 import (
-	"bytes"
 	"math"
 	"strings"
 	"testing"
@@ -90,36 +89,4 @@ func TestCollectErrors(t *testing.T) {
 	bad := strings.Replace(collectInput, "round: 2", "round: two", 1)
 	_, err = Collect(readAll(t, []byte(bad)), "old", "null", nil)
 	assert.EqualError(t, err, `out.txt:15: round: "two" is not a round number`)
-}
-
-func TestWriteTable(t *testing.T) {
-	s := synth(1, 12, 0.05, 0.01, 1.10)
-	v, err := Judge(s, Options{})
-	require.NoError(t, err)
-	s2 := synth(2, 12, 0.05, 0.01, 1.0)
-	s2.Null[3] = s2.Base[3] * 1.5
-	v2, err := Judge(s2, Options{})
-	require.NoError(t, err)
-	var b bytes.Buffer
-	require.NoError(t, WriteTable(&b, []Judged{
-		{Set{Benchmark: "Step-2", Unit: "sec/op", Candidate: "new"}, v},
-		{Set{Benchmark: "Step-2", Unit: "sec/op", Candidate: "same"}, v2},
-	}, "old"))
-	out := b.String()
-	lines := strings.Split(out, "\n")
-	assert.Regexp(t, `^benchmark +unit +arm +A=old +B=arm +B/A +CI +null band +MDE +p +verdict$`, lines[0])
-	assert.Regexp(t, `^Step-2 +sec/op +new +\S+ +\S+ +1\.1\d\d +1\.\d{3}–1\.\d{3} +0\.9\d\d–1\.0\d\d +±\d+\.\d% +0\.\d{3} +outside$`, lines[1])
-	assert.Regexp(t, `^Step-2 +sec/op +same .* inside$`, lines[2])
-	assert.Contains(t, out, "Step-2 sec/op new: outside: B/A 1.1")
-	assert.Contains(t, out, "Step-2 sec/op same: inside: B/A ")
-	assert.Contains(t, out, "rejected: Step-2 sec/op same: round 4: A'/A = 1.500 is outside 0.800–1.250 (Options.RejectRatio)\n")
-	assert.Contains(t, out, "with its 9")
-	assert.NotContains(t, out, "rejected: Step-2 sec/op new")
-
-	// Infinite and missing figures print as such, not as numbers.
-	v3, err := Judge(synth(1, 3, 0.05, 0.01, 1.0), Options{})
-	require.NoError(t, err)
-	b.Reset()
-	require.NoError(t, WriteTable(&b, []Judged{{Set{Benchmark: "X", Unit: "sec/op", Candidate: "new"}, v3}}, "old"))
-	assert.Regexp(t, `\n\S+ +sec/op +new +\S+ +\S+ +\d\.\d{3} +∞ +\S+ +∞ +\d\.\d{3} +unmeasurable\n`, b.String())
 }

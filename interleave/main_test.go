@@ -1,4 +1,4 @@
-package nullband
+package interleave
 
 import (
 	"fmt"
