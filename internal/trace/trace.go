@@ -103,6 +103,48 @@ const (
 	CounterGCPauseNs = "gc_pause_ns"
 )
 
+// Names of the contention figures in Boundary.Contention and
+// Boundary.Unavailable, each the figure of the window that ends at the
+// boundary (hostmon.Between of the two snapshots). The unit is the name's
+// suffix; a figure without one (load1) is a count of tasks. decodegap
+// reports the same figures as the metrics named beside each (see
+// decodegap's package doc), and the pictures label them by those names.
+const (
+	// ContentionForeignBusyPct is others' busy time on the measured CPUs,
+	// % (metric foreign-%).
+	ContentionForeignBusyPct = "foreign_busy_pct"
+	// ContentionSiblingBusyPct is busy time on the SMT siblings of the
+	// measured CPUs, % (metric sibling-%).
+	ContentionSiblingBusyPct = "sibling_busy_pct"
+	// ContentionStealPct is hypervisor steal on the measured CPUs, %
+	// (metric steal-%).
+	ContentionStealPct = "steal_pct"
+	// ContentionPSISomePct is the share of the window in which some task
+	// waited for a CPU (/proc/pressure/cpu), % (metric psi-some-%).
+	ContentionPSISomePct = "psi_some_pct"
+	// ContentionLoad1 is the 1-minute load average at the window's end, a
+	// count of tasks (metric load1).
+	ContentionLoad1 = "load1"
+	// ContentionRunQueueWaitPct is the time the process's threads waited on
+	// a run queue, as % of the window's wall time.
+	ContentionRunQueueWaitPct = "runqueue_wait_pct"
+)
+
+// Values of Steady.Class as decodegap writes them: the steady-state
+// classes, after Barrett et al. (2017).
+const (
+	// ClassFlat: one level, or levels all within the margin of the last.
+	ClassFlat = "flat"
+	// ClassWarmup: the level fell (the series got faster) before the steady
+	// window; the samples before Steady.Start are the warm-up.
+	ClassWarmup = "warm-up"
+	// ClassSlowdown: the steady window is slower than an earlier level; the
+	// samples before Steady.Start ran faster and are not part of it.
+	ClassSlowdown = "slowdown"
+	// ClassNoSteadyState: the series never settled; Steady.Start is -1.
+	ClassNoSteadyState = "no steady state"
+)
+
 // Trace is one benchmark run: its header, its window boundaries and its
 // per-iteration samples. Write does not copy or retain the slices; Read
 // returns a Trace that the caller owns.
@@ -158,12 +200,14 @@ type Header struct {
 // Steady is the result of steady-state detection over the recorded
 // iterations.
 type Steady struct {
-	// Class is the classification decodegap gave the series (for example
-	// "steady" or "not-reached"); its values are decodegap's.
+	// Class is the classification decodegap gave the series: one of the
+	// Class* constants; a reader shows an unknown value as it is.
 	Class string `json:"class"`
 	// Start and End bound the steady window as sample indexes (into
 	// Trace.Latency), [Start, End). Start < 0 means no steady window was
-	// found; then End is ignored. Samples before Start are warm-up.
+	// found; then End is ignored. Samples before Start are not in the
+	// window: the warm-up, or the faster level before a slowdown (see
+	// Class).
 	Start int `json:"start"`
 	End   int `json:"end"`
 	// Changepoints are the sample indexes at which the detector found a

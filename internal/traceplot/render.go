@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"image/color"
 	"io"
+	"maps"
 	"math"
 	"slices"
-	"sort"
 	"strings"
 
 	"gonum.org/v1/plot"
@@ -16,13 +16,17 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
+	"github.com/gapbench/gapbench/internal/durfmt"
+	"github.com/gapbench/gapbench/internal/quantile"
 	"github.com/gapbench/gapbench/internal/trace"
 )
 
-// Size of the trace picture: three panels stacked.
+// Size of the trace picture: the panels stacked, each with its legend in a
+// column to its right (never over the data or a label).
 const (
-	traceWidth  = 26 * vg.Centimeter
-	traceHeight = 26 * vg.Centimeter
+	plotWidth   = 24 * vg.Centimeter
+	legendWidth = 8 * vg.Centimeter
+	panelHeight = 8.5 * vg.Centimeter
 )
 
 // maxPoints is the most points a panel draws for one series. A longer series
@@ -35,10 +39,13 @@ const maxPoints = 6000
 // a glyph each; with more, it draws lines only.
 const maxGlyphBoundaries = 200
 
+// titleWidth is the most characters of a title line; longer lines are
+// wrapped at spaces.
+const titleWidth = 140
+
 // Labels drawn on the trace picture; tests look for them.
 const (
-	labelWarmup      = "warm-up"
-	labelSteady      = "steady"
+	labelSteady      = "steady window"
 	labelNotReached  = "steady state not reached"
 	labelMean        = "mean"
 	labelP90         = "p90"
@@ -53,6 +60,8 @@ var (
 	colorSteps     = color.NRGBA{R: 90, G: 110, B: 160, A: 255}
 	colorMedian    = color.NRGBA{R: 20, G: 20, B: 20, A: 255}
 	colorWarmup    = color.NRGBA{R: 255, G: 200, B: 120, A: 90}
+	colorSlowdown  = color.NRGBA{R: 200, G: 120, B: 220, A: 70}
+	colorBefore    = color.NRGBA{R: 160, G: 160, B: 160, A: 70}
 	colorSteady    = color.NRGBA{R: 120, G: 200, B: 120, A: 60}
 	colorMean      = color.NRGBA{R: 0, G: 130, B: 0, A: 255}
 	colorP90       = color.NRGBA{R: 200, G: 60, B: 0, A: 255}
@@ -60,11 +69,19 @@ var (
 	colorChange    = color.NRGBA{R: 120, G: 120, B: 120, A: 255}
 )
 
+// panel is one row of the picture: a plot and the legend drawn beside it.
+type panel struct {
+	p      *plot.Plot
+	legend plot.Legend
+}
+
 // Render draws t to path, as SVG or PNG by path's extension: step latency
-// over iterations (every step a point, window medians as a line, the
-// warm-up shaded, the steady window marked with its mean and p90), the
+// over iterations (every step a point, window medians as a line, the part
+// before the steady window shaded and named by the steady-state class, the
+// steady window marked with its mean and p90, the change points), the
 // achieved and requested gap, and the contention figures over the window
-// boundaries. It does not modify t.
+// boundaries (percentages and load on separate axes, by their metric
+// names). It does not modify t.
 func Render(t *trace.Trace, path string) error {
 	return writeFile(path, func(w io.Writer, format string) error { return WriteTrace(w, t, format) })
 }
@@ -74,13 +91,15 @@ func WriteTrace(w io.Writer, t *trace.Trace, format string) error {
 	if len(t.Latency) == 0 {
 		return errors.New("traceplot: the trace has no recorded iterations: nothing to draw (was b.N 0?)")
 	}
-	c, err := newCanvas(format, traceWidth, traceHeight)
+	panels := append([]*panel{latencyPanel(t), gapPanel(t)}, contentionPanels(t)...)
+	c, err := newCanvas(format, plotWidth+legendWidth, vg.Length(len(panels))*panelHeight)
 	if err != nil {
 		return err
 	}
-	panels := [][]*plot.Plot{{latencyPanel(t)}, {gapPanel(t)}, {contentionPanel(t)}}
-	for _, row := range panels {
-		row[0].X.Min, row[0].X.Max = 0, float64(iterations(t))
+	rows := make([][]*plot.Plot, len(panels))
+	for i, pn := range panels {
+		pn.p.X.Min, pn.p.X.Max = 0, float64(iterations(t))
+		rows[i] = []*plot.Plot{pn.p}
 	}
 	tiles := draw.Tiles{
 		Rows: len(panels), Cols: 1,
@@ -88,9 +107,18 @@ func WriteTrace(w io.Writer, t *trace.Trace, format string) error {
 		PadTop: 2 * vg.Millimeter, PadBottom: 2 * vg.Millimeter,
 		PadLeft: 2 * vg.Millimeter, PadRight: 4 * vg.Millimeter,
 	}
-	canvases := plot.Align(panels, tiles, draw.New(c))
-	for i, row := range panels {
-		row[0].Draw(canvases[i][0])
+	dc := draw.New(c)
+	canvases := plot.Align(rows, tiles, draw.Crop(dc, 0, -legendWidth, 0, 0))
+	for i, pn := range panels {
+		tile := canvases[i][0]
+		pn.p.Draw(tile)
+		// The legend's column: beside the tile, from the top of its data
+		// area (below the title) down.
+		data := pn.p.DataCanvas(tile)
+		pn.legend.Draw(draw.Canvas{Canvas: dc.Canvas, Rectangle: vg.Rectangle{
+			Min: vg.Point{X: tile.Max.X + 2*vg.Millimeter, Y: tile.Min.Y},
+			Max: vg.Point{X: dc.Max.X - vg.Millimeter, Y: data.Max.Y},
+		}})
 	}
 	if _, err := c.WriteTo(w); err != nil {
 		return fmt.Errorf("traceplot: writing the %s picture: %w", format, err)
@@ -117,7 +145,7 @@ func xOf(t *trace.Trace, k int) float64 { return float64(k * stride(t)) }
 // in which case the top is 1.5×p99 and the values above it are clipped.
 func axisRange(s []int64) (lo, hi float64, clipped bool) {
 	lo, hi = float64(s[0]), float64(s[len(s)-1])
-	if p99 := quantile(s, 0.99); p99 > 0 && hi > 3*p99 && hi-lo > 0 {
+	if p99 := quantile.Sorted(s, 0.99); p99 > 0 && hi > 3*p99 && hi-lo > 0 {
 		return lo, 1.5 * p99, true
 	}
 	return lo, hi, false
@@ -241,34 +269,86 @@ func scatter(xys plotter.XYs, c color.Color, g draw.GlyphDrawer, r vg.Length) *p
 	return s
 }
 
-// newPanel returns a plot with the package's common style.
-func newPanel(title, ylabel string) *plot.Plot {
+// newPanel returns a panel with the package's common style; the title's
+// lines are wrapped to titleWidth.
+func newPanel(title, ylabel string) *panel {
 	p := plot.New()
-	p.Title.Text = title
+	p.Title.Text = wrap(title, titleWidth)
 	p.Title.TextStyle.Font.Size = vg.Points(11)
 	p.X.Label.Text = labelIteration
 	p.Y.Label.Text = ylabel
 	p.X.Tick.Marker = preciseTicks{}
 	p.Y.Tick.Marker = preciseTicks{}
-	p.Legend.Top = true
-	p.Legend.TextStyle.Font.Size = vg.Points(8)
-	p.Legend.ThumbnailWidth = vg.Points(14)
 	p.Add(plotter.NewGrid())
-	return p
+	l := plot.NewLegend()
+	l.Top, l.Left = true, true
+	l.TextStyle.Font.Size = vg.Points(9)
+	l.ThumbnailWidth = vg.Points(14)
+	return &panel{p: p, legend: l}
+}
+
+// wrap breaks each line of s at spaces so that no line is longer than width
+// characters, where a word allows it.
+func wrap(s string, width int) string {
+	var out []string
+	for _, line := range strings.Split(s, "\n") {
+		cur := ""
+		for _, w := range strings.Fields(line) {
+			switch {
+			case cur == "":
+				cur = w
+			case len([]rune(cur))+1+len([]rune(w)) > width:
+				out = append(out, cur)
+				cur = w
+			default:
+				cur += " " + w
+			}
+		}
+		out = append(out, cur)
+	}
+	return strings.Join(out, "\n")
+}
+
+// SteadyFigures returns the mean and the 90th percentile (by the rule of
+// internal/quantile) of the latencies in t's steady window, ns: the figures
+// the picture marks, and the same data and rule as the run's ns/op and
+// p90-ns/op. ok is false when the trace has no steady window or it is
+// empty.
+func SteadyFigures(t *trace.Trace) (mean, p90 float64, ok bool) {
+	st := t.Header.Steady
+	if !st.Found() || st.End <= st.Start || st.End > len(t.Latency) {
+		return math.NaN(), math.NaN(), false
+	}
+	win := sorted(t.Latency[st.Start:st.End])
+	return meanOf(win), quantile.Sorted(win, 0.9), true
+}
+
+// before returns the name and color of the shaded part before the steady
+// window, by the steady-state class: a warm-up only when the series got
+// faster into the steady window.
+func before(class string) (name string, fill color.Color) {
+	switch class {
+	case trace.ClassWarmup:
+		return "warm-up", colorWarmup
+	case trace.ClassSlowdown:
+		return "before the slowdown", colorSlowdown
+	case trace.ClassFlat:
+		return "earlier levels within the margin", colorBefore
+	}
+	return "before the steady window", colorBefore
 }
 
 // latencyPanel draws step latency over iterations.
-func latencyPanel(t *trace.Trace) *plot.Plot {
+func latencyPanel(t *trace.Trace) *panel {
 	s := sorted(t.Latency)
-	u := unitFor(quantile(s, 0.5))
+	u := unitFor(quantile.Sorted(s, 0.5))
 	lo, hi, clipped := axisRange(s)
 	lo, hi = lo/u.ns, hi/u.ns
 	span := hi - lo
 	if span == 0 {
 		span = math.Max(math.Abs(hi)*0.1, 1)
 	}
-	ymin, ymax := lo-0.05*span, hi+0.18*span // room above the data for labels
-	labelY := hi + 0.15*span
+	ymin, ymax := lo-0.05*span, hi+0.12*span // room above the data for a label
 
 	st := t.Header.Steady
 	title := fmt.Sprintf("%s (count %d): step latency", t.Header.Benchmark, t.Header.Count)
@@ -279,146 +359,217 @@ func latencyPanel(t *trace.Trace) *plot.Plot {
 	if st.Reason != "" {
 		status += " — " + st.Reason
 	}
-	p := newPanel(title+"\n"+status, fmt.Sprintf("step latency (%s)", u.name))
+	pn := newPanel(title+"\n"+status, fmt.Sprintf("step latency (%s)", u.name))
+	p, lg := pn.p, &pn.legend
 
-	// Shading first, so that the points are drawn over it.
+	// Shading first, so that the points are drawn over it; the names go
+	// in the legend, where no label or point can cover them.
+	var shades []struct {
+		name string
+		r    *plotter.Polygon
+	}
 	if st.Found() {
 		if st.Start > 0 {
-			p.Add(rect(0, xOf(t, st.Start), ymin, ymax, colorWarmup),
-				text(0, labelY, labelWarmup, draw.XLeft, draw.YCenter, color.Black))
+			name, fill := before(st.Class)
+			to := int(xOf(t, st.Start))
+			r := rect(0, float64(to), ymin, ymax, fill)
+			p.Add(r)
+			shades = append(shades, struct {
+				name string
+				r    *plotter.Polygon
+			}{fmt.Sprintf("%s, dropped [0, %d)", name, to), r})
 		}
 		if st.End > st.Start {
 			from, to := int(xOf(t, st.Start)), min(int(xOf(t, st.End)), iterations(t))
-			p.Add(rect(float64(from), float64(to), ymin, ymax, colorSteady),
-				text(float64(from), labelY, fmt.Sprintf("%s window [%d, %d)", labelSteady, from, to), draw.XLeft, draw.YCenter, color.Black))
+			r := rect(float64(from), float64(to), ymin, ymax, colorSteady)
+			p.Add(r)
+			shades = append(shades, struct {
+				name string
+				r    *plotter.Polygon
+			}{fmt.Sprintf("%s [%d, %d)", labelSteady, from, to), r})
 		}
 	} else {
-		p.Add(text(0, labelY, labelNotReached, draw.XLeft, draw.YCenter, color.Black))
+		p.Add(text(0, hi+0.08*span, labelNotReached, draw.XLeft, draw.YCenter, color.Black))
 	}
+	var change *plotter.Line
 	for _, c := range st.Changepoints {
-		p.Add(vline(xOf(t, c), ymin, ymax, colorChange, []vg.Length{vg.Points(2), vg.Points(2)}))
+		change = vline(xOf(t, c), ymin, ymax, colorChange, []vg.Length{vg.Points(2), vg.Points(2)})
+		p.Add(change)
 	}
 
-	in, above, every := seriesPoints(t.Latency, stride(t), u, hi, quantile(s, 0.99))
+	in, above, every := seriesPoints(t.Latency, stride(t), u, hi, quantile.Sorted(s, 0.99))
 	pts := scatter(in, colorSteps, draw.CircleGlyph{}, vg.Points(1.2))
 	p.Add(pts)
 	stepName := "step"
 	if k := every * stride(t); k > 1 {
 		stepName = fmt.Sprintf("step (1 in %d, and spikes above p99)", k)
 	}
-	p.Legend.Add(stepName, pts)
+	lg.Add(stepName, pts)
 	if len(above) > 0 {
 		clip := scatter(above, colorP90, draw.TriangleGlyph{}, vg.Points(2.5))
 		p.Add(clip)
-		p.Legend.Add(fmt.Sprintf("above the top (max %s)", formatNs(float64(s[len(s)-1]))), clip)
+		lg.Add(fmt.Sprintf("above the top (max %s)", durfmt.Ns(float64(s[len(s)-1]))), clip)
 	} else if clipped {
 		// Every point above the top fell in a bucket whose other extreme
 		// was drawn; still say that the axis is cut.
-		p.Legend.Add(fmt.Sprintf("axis cut at %s (max %s)", formatNs(hi*u.ns), formatNs(float64(s[len(s)-1]))))
+		lg.Add(fmt.Sprintf("axis cut at %s (max %s)", durfmt.Ns(hi*u.ns), durfmt.Ns(float64(s[len(s)-1]))))
 	}
 
 	var med plotter.XYs
 	for _, w := range windows(t) {
 		ws := sorted(t.Latency[w[0]:w[1]])
-		med = append(med, plotter.XY{X: (xOf(t, w[0]) + xOf(t, w[1])) / 2, Y: quantile(ws, 0.5) / u.ns})
+		med = append(med, plotter.XY{X: (xOf(t, w[0]) + xOf(t, w[1])) / 2, Y: quantile.Sorted(ws, 0.5) / u.ns})
 	}
 	if ml, err := plotter.NewLine(med); err == nil {
 		ml.Color, ml.Width = colorMedian, vg.Points(1.5)
 		p.Add(ml)
-		p.Legend.Add(labelMedian, ml)
+		lg.Add(labelMedian, ml)
+	}
+	for _, sh := range shades {
+		lg.Add(sh.name, sh.r)
+	}
+	if change != nil {
+		lg.Add(changeName(t), change)
 	}
 
-	if st.Found() && st.End > st.Start {
-		win := sorted(t.Latency[st.Start:st.End])
-		m, p90 := mean(win)/u.ns, quantile(win, 0.9)/u.ns
+	if m, p90, ok := SteadyFigures(t); ok {
 		x0, x1 := xOf(t, st.Start), math.Min(xOf(t, st.End), float64(iterations(t)))
-		ml := hline(x0, x1, m, colorMean, nil)
-		pl := hline(x0, x1, p90, colorP90, []vg.Length{vg.Points(4), vg.Points(2)})
+		ml := hline(x0, x1, m/u.ns, colorMean, nil)
+		pl := hline(x0, x1, p90/u.ns, colorP90, []vg.Length{vg.Points(4), vg.Points(2)})
 		p.Add(ml, pl)
-		// The values go in the legend: a label on the line would sit on
-		// the points around it.
-		p.Legend.Add(fmt.Sprintf("%s %s (steady window)", labelMean, u.format(m*u.ns)), ml)
-		p.Legend.Add(fmt.Sprintf("%s %s (steady window)", labelP90, u.format(p90*u.ns)), pl)
+		lg.Add(fmt.Sprintf("%s %s (steady window)", labelMean, durfmt.Ns(m)), ml)
+		lg.Add(fmt.Sprintf("%s %s (steady window)", labelP90, durfmt.Ns(p90)), pl)
 	}
 	p.Y.Min, p.Y.Max = ymin, ymax
-	return p
+	return pn
+}
+
+// changeName names the change-point lines in the legend, with their
+// iterations when there are few.
+func changeName(t *trace.Trace) string {
+	cps := t.Header.Steady.Changepoints
+	if len(cps) > 4 {
+		return fmt.Sprintf("%d change points of level", len(cps))
+	}
+	at := make([]string, len(cps))
+	for i, c := range cps {
+		at[i] = fmt.Sprint(int(xOf(t, c)))
+	}
+	if len(cps) == 1 {
+		return "change of level at " + at[0]
+	}
+	return "changes of level at " + strings.Join(at, ", ")
 }
 
 // gapPanel draws the achieved and requested gap over iterations, each when
 // the trace has it.
-func gapPanel(t *trace.Trace) *plot.Plot {
+func gapPanel(t *trace.Trace) *panel {
 	if t.Gap == nil && t.Requested == nil {
-		p := newPanel("gap before each step", "gap")
-		p.Add(text(float64(iterations(t))/2, 0.5, labelNoGap, draw.XCenter, draw.YCenter, color.Black))
-		p.Y.Min, p.Y.Max = 0, 1
-		p.Y.Tick.Marker = plot.ConstantTicks{}
-		return p
+		pn := newPanel("gap before each step", "gap")
+		pn.p.Add(text(float64(iterations(t))/2, 0.5, labelNoGap, draw.XCenter, draw.YCenter, color.Black))
+		pn.p.Y.Min, pn.p.Y.Max = 0, 1
+		pn.p.Y.Tick.Marker = plot.ConstantTicks{}
+		return pn
 	}
 	var s, rs []int64 // sorted achieved and requested gaps, when present
 	var parts []string
 	typical := 0.0
 	if t.Requested != nil {
 		rs = sorted(t.Requested)
-		typical = quantile(rs, 0.5)
+		typical = quantile.Sorted(rs, 0.5)
 	}
 	if t.Gap != nil {
 		s = sorted(t.Gap)
 		if typical == 0 {
-			typical = quantile(s, 0.5)
+			typical = quantile.Sorted(s, 0.5)
 		}
 	}
 	u := unitFor(typical)
 	if s != nil {
-		parts = append(parts, "achieved median "+u.format(quantile(s, 0.5)))
+		parts = append(parts, "achieved median "+durfmt.Ns(quantile.Sorted(s, 0.5)))
 	}
 	if rs != nil {
-		parts = append(parts, "requested median "+u.format(quantile(rs, 0.5)))
+		parts = append(parts, "requested median "+durfmt.Ns(quantile.Sorted(rs, 0.5)))
 	}
 	if s != nil && rs != nil {
 		over := make([]int64, len(t.Gap))
 		for i := range over {
 			over[i] = t.Gap[i] - t.Requested[i]
 		}
-		parts = append(parts, "median overshoot "+formatNs(quantile(sorted(over), 0.5)))
+		parts = append(parts, "median overshoot "+durfmt.Ns(quantile.Of(over, 0.5)))
 	}
 	all := sorted(append(slices.Clone(t.Gap), t.Requested...))
 	lo, hi, _ := axisRange(all)
 	lo, hi = lo/u.ns, hi/u.ns
-	p := newPanel("gap before each step: "+strings.Join(parts, ", "), fmt.Sprintf("gap (%s)", u.name))
+	pn := newPanel("gap before each step: "+strings.Join(parts, ", "), fmt.Sprintf("gap (%s)", u.name))
+	p, lg := pn.p, &pn.legend
 
 	if s != nil {
-		in, above, _ := seriesPoints(t.Gap, stride(t), u, hi, quantile(s, 0.99))
+		in, above, _ := seriesPoints(t.Gap, stride(t), u, hi, quantile.Sorted(s, 0.99))
 		ach := scatter(in, colorSteps, draw.CircleGlyph{}, vg.Points(1.2))
 		p.Add(ach)
-		p.Legend.Add("achieved", ach)
+		lg.Add("achieved", ach)
 		if len(above) > 0 {
 			clip := scatter(above, colorP90, draw.TriangleGlyph{}, vg.Points(2.5))
 			p.Add(clip)
-			p.Legend.Add(fmt.Sprintf("above the top (max %s)", formatNs(float64(s[len(s)-1]))), clip)
+			lg.Add(fmt.Sprintf("above the top (max %s)", durfmt.Ns(float64(s[len(s)-1]))), clip)
 		}
 	}
 	if rs != nil {
-		rin, rabove, _ := seriesPoints(t.Requested, stride(t), u, hi, quantile(rs, 0.99))
+		rin, rabove, _ := seriesPoints(t.Requested, stride(t), u, hi, quantile.Sorted(rs, 0.99))
 		req := scatter(append(rin, rabove...), colorRequested, draw.CircleGlyph{}, vg.Points(0.8))
 		p.Add(req)
-		p.Legend.Add("requested", req)
+		lg.Add("requested", req)
 	}
 	span := hi - lo
 	if span == 0 {
 		span = math.Max(math.Abs(hi)*0.1, 1)
 	}
-	p.Y.Min, p.Y.Max = lo-0.05*span, hi+0.25*span
-	return p
+	p.Y.Min, p.Y.Max = lo-0.05*span, hi+0.1*span
+	return pn
 }
 
-// contentionPanel draws each contention figure over the window boundaries,
-// and names the figures and counters that were unavailable.
-func contentionPanel(t *trace.Trace) *plot.Plot {
-	names := map[string]bool{}
+// figures maps a trace's contention name to the metric name decodegap
+// reports it under, for the picture's labels; a name not here is shown as
+// it is.
+var figures = map[string]string{
+	trace.ContentionForeignBusyPct:  "foreign-%",
+	trace.ContentionSiblingBusyPct:  "sibling-%",
+	trace.ContentionStealPct:        "steal-%",
+	trace.ContentionPSISomePct:      "psi-some-%",
+	trace.ContentionLoad1:           "load1",
+	trace.ContentionRunQueueWaitPct: "runq-wait-%",
+}
+
+// figureName returns the name the picture gives a trace's contention or
+// counter name: its metric name when it has one.
+func figureName(k string) string {
+	if m, ok := figures[k]; ok {
+		return m
+	}
+	return k
+}
+
+// isPercent reports whether the trace's contention figure k is a
+// percentage (its name ends in _pct), drawn on the % axis; the others
+// (load1) are drawn on their own axis.
+func isPercent(k string) bool { return strings.HasSuffix(k, "_pct") }
+
+// contentionPanels draws the contention figures over the window
+// boundaries: the percentages on one panel, the others (load1) on a second,
+// each by its metric name. The first panel's title names the figures and
+// counters that were unavailable. A trace without contention figures gets
+// one panel that says so.
+func contentionPanels(t *trace.Trace) []*panel {
+	pct, other := map[string]bool{}, map[string]bool{}
 	unavailable := map[string]string{}
 	for _, b := range t.Boundaries {
 		for k := range b.Contention {
-			names[k] = true
+			if isPercent(k) {
+				pct[k] = true
+			} else {
+				other[k] = true
+			}
 		}
 		for k, why := range b.Unavailable {
 			if _, ok := unavailable[k]; !ok {
@@ -426,46 +577,48 @@ func contentionPanel(t *trace.Trace) *plot.Plot {
 			}
 		}
 	}
-	sortedNames := make([]string, 0, len(names))
-	for k := range names {
-		sortedNames = append(sortedNames, k)
-	}
-	sort.Strings(sortedNames)
-
-	title := "contention over window boundaries (unit in each name)"
-	if len(sortedNames) == 0 {
-		title = "contention: " + labelNoContenion
-	}
+	var missing string
 	if len(unavailable) > 0 {
-		ks := make([]string, 0, len(unavailable))
-		for k := range unavailable {
-			ks = append(ks, k)
-		}
-		sort.Strings(ks)
+		ks := slices.Sorted(maps.Keys(unavailable))
 		var parts []string
 		for i, k := range ks {
 			if i == 3 {
 				parts = append(parts, fmt.Sprintf("and %d more", len(ks)-3))
 				break
 			}
-			parts = append(parts, fmt.Sprintf("%s (%s)", k, unavailable[k]))
+			parts = append(parts, fmt.Sprintf("%s (%s)", figureName(k), unavailable[k]))
 		}
-		title += "\nunavailable: " + strings.Join(parts, "; ")
+		missing = "\nunavailable: " + strings.Join(parts, "; ")
 	}
-	p := newPanel(title, "figure")
-	if len(sortedNames) == 0 {
-		p.Add(text(float64(iterations(t))/2, 0.5, labelNoContenion, draw.XCenter, draw.YCenter, color.Black))
-		p.Y.Min, p.Y.Max = 0, 1
-		p.Y.Tick.Marker = plot.ConstantTicks{}
-		return p
+	if len(pct) == 0 && len(other) == 0 {
+		pn := newPanel("contention: "+labelNoContenion+missing, "")
+		pn.p.Add(text(float64(iterations(t))/2, 0.5, labelNoContenion, draw.XCenter, draw.YCenter, color.Black))
+		pn.p.Y.Min, pn.p.Y.Max = 0, 1
+		pn.p.Y.Tick.Marker = plot.ConstantTicks{}
+		return []*panel{pn}
 	}
-	ymin, ymax := math.Inf(1), math.Inf(-1)
-	for i, k := range sortedNames {
+	var out []*panel
+	if len(pct) > 0 {
+		out = append(out, figurePanel(t, "contention in each window (%)"+missing, "%", pct))
+		missing = ""
+	}
+	if len(other) > 0 {
+		out = append(out, figurePanel(t, "load average at each window's end"+missing, "load (tasks)", other))
+	}
+	return out
+}
+
+// figurePanel draws the contention figures names over the boundaries of t.
+func figurePanel(t *trace.Trace, title, ylabel string, names map[string]bool) *panel {
+	pn := newPanel(title, ylabel)
+	p := pn.p
+	ymax := math.Inf(-1)
+	for i, k := range slices.Sorted(maps.Keys(names)) {
 		var xys plotter.XYs
 		for _, b := range t.Boundaries {
 			if v, ok := b.Contention[k]; ok {
 				xys = append(xys, plotter.XY{X: float64(b.Iter), Y: v})
-				ymin, ymax = math.Min(ymin, v), math.Max(ymax, v)
+				ymax = math.Max(ymax, v)
 			}
 		}
 		l, s, err := plotter.NewLinePoints(xys)
@@ -476,16 +629,15 @@ func contentionPanel(t *trace.Trace) *plot.Plot {
 		s.Shape, s.Radius = plotutil.Shape(i), vg.Points(2)
 		if len(xys) > maxGlyphBoundaries {
 			p.Add(l)
-			p.Legend.Add(k, l)
+			pn.legend.Add(figureName(k), l)
 			continue
 		}
 		p.Add(l, s)
-		p.Legend.Add(k, l, s)
+		pn.legend.Add(figureName(k), l, s)
 	}
-	span := ymax - ymin
-	if span == 0 {
-		span = math.Max(math.Abs(ymax)*0.1, 1)
+	if ymax <= 0 || math.IsInf(ymax, -1) {
+		ymax = 1
 	}
-	p.Y.Min, p.Y.Max = math.Min(0, ymin), ymax+0.3*span
-	return p
+	p.Y.Min, p.Y.Max = 0, 1.15*ymax
+	return pn
 }

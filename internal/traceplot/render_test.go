@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -17,6 +18,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/gapbench/gapbench/internal/quantile"
 	"github.com/gapbench/gapbench/internal/trace"
 )
 
@@ -91,25 +93,44 @@ func hasText(svg, s string) bool {
 	return false
 }
 
+var update = flag.Bool("update", false, "rewrite the golden text files under testdata/golden")
+
+// slowdown: 200 µs for the first 300 iterations, then 260 µs.
+var slowdown shape = func(i, _ int) float64 {
+	if i < 300 {
+		return 200e3
+	}
+	return 260e3
+}
+
+// shapes are the steady-state classes a picture must label right, each on
+// a series of that shape.
+var shapes = []struct {
+	name      string
+	shape     shape
+	steady    trace.Steady
+	want, not []string
+}{
+	{"flat", flat, trace.Steady{Class: trace.ClassFlat, Start: 0, End: 500, Reason: "one level over all 15 windows"},
+		[]string{"steady window [0, 500)", "mean 250µs (steady window)", "p90 ", "steady state: flat — one level over all 15 windows"},
+		[]string{"warm-up", "not reached", "slowdown", "change"}},
+	{"warm-up", warmup, trace.Steady{Class: trace.ClassWarmup, Start: 320, End: 500, Changepoints: []int{96, 320}},
+		[]string{"warm-up, dropped [0, 320)", "steady window [320, 500)", "mean ", "p90 ", "changes of level at 96, 320"},
+		[]string{"not reached", "slowdown"}},
+	{"slowdown", slowdown, trace.Steady{Class: trace.ClassSlowdown, Start: 300, End: 500, Changepoints: []int{300},
+		Reason: "median 200µs in iterations 0–299, slower at 260µs in the steady window from iteration 300"},
+		[]string{"before the slowdown, dropped [0, 300)", "steady window [300, 500)", "mean 260µs (steady window)",
+			"change of level at 300", "steady state: slowdown — median 200µs"},
+		[]string{"warm-up", "not reached"}},
+	{"no steady state", drifting, trace.Steady{Class: trace.ClassNoSteadyState, Start: -1, End: -1, Reason: "level still drifting"},
+		[]string{"steady state not reached", "steady state: no steady state — level still drifting"},
+		[]string{"warm-up", "steady window", "mean ", "p90 "}},
+}
+
 func TestRenderShapes(t *testing.T) {
 	common := []string{"iteration", "step latency (µs)", "gap (µs)", "window median", "achieved", "requested",
-		"foreign_busy_pct", "load1", "unavailable: psi_cpu_some_avg10 (no /proc/pressure/cpu)", "BenchmarkSynthetic/"}
-	for _, tc := range []struct {
-		name      string
-		shape     shape
-		steady    trace.Steady
-		want, not []string
-	}{
-		{"flat", flat, trace.Steady{Class: "steady", Start: 0, End: 500, Reason: "all windows within 1%"},
-			[]string{"steady window [0, 500)", "mean ", "p90 ", "steady state: steady — all windows within 1%"},
-			[]string{"warm-up", "not reached"}},
-		{"warm-up", warmup, trace.Steady{Class: "steady", Start: 320, End: 500, Changepoints: []int{320}},
-			[]string{"warm-up", "steady window [320, 500)", "mean ", "p90 "},
-			[]string{"not reached"}},
-		{"no steady state", drifting, trace.Steady{Class: "not-reached", Start: -1, End: -1, Reason: "still rising"},
-			[]string{"steady state not reached", "steady state: not-reached — still rising"},
-			[]string{"warm-up", "steady window", "mean ", "p90 "}},
-	} {
+		"foreign-%", "load1", "%", "load (tasks)", "unavailable: psi_cpu_some_avg10 (no /proc/pressure/cpu)", "BenchmarkSynthetic/"}
+	for _, tc := range shapes {
 		t.Run(tc.name, func(t *testing.T) {
 			tr := synthetic(tc.name, 500, tc.shape, tc.steady)
 			before := *tr
@@ -121,36 +142,102 @@ func TestRenderShapes(t *testing.T) {
 			for _, s := range append(common, tc.want...) {
 				assert.True(t, hasText(svg, s), "no text %q in the SVG; texts: %q", s, texts(svg))
 			}
-			assert.Contains(t, texts(svg), "250", "iteration ticks")
-			assert.NotContains(t, texts(svg), "250.00", "iterations are labelled as integers")
 			for _, s := range tc.not {
 				assert.False(t, hasText(svg, s), "unexpected text %q in the SVG", s)
 			}
+			assert.Contains(t, texts(svg), "250", "iteration ticks")
+			assert.NotContains(t, texts(svg), "250.00", "iterations are labelled as integers")
+			assert.False(t, hasText(svg, "foreign_busy_pct"), "figures go by their metric names")
 		})
 	}
 }
 
+// TestRenderGolden pins every text of the picture of each shape: titles,
+// axis names, ticks and legend, in drawing order. Run with -update to
+// rewrite testdata/golden after a deliberate change, and read the diff.
+func TestRenderGolden(t *testing.T) {
+	for _, tc := range shapes {
+		t.Run(tc.name, func(t *testing.T) {
+			got := strings.Join(texts(svgOf(t, synthetic(tc.name, 500, tc.shape, tc.steady))), "\n") + "\n"
+			path := filepath.Join("testdata", "golden", strings.ReplaceAll(tc.name, " ", "-")+".txt")
+			if *update {
+				require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+				require.NoError(t, os.WriteFile(path, []byte(got), 0o644))
+			}
+			want, err := os.ReadFile(path)
+			require.NoError(t, err, "run go test -update to write it")
+			assert.Equal(t, string(want), got)
+		})
+	}
+}
+
+// TestLegendBesideThePlot checks that no legend entry is drawn over the
+// data area: every legend text starts right of the plots.
+func TestLegendBesideThePlot(t *testing.T) {
+	svg := svgOf(t, synthetic("legend", 500, warmup, shapes[1].steady))
+	xs := textX(svg)
+	for _, s := range []string{"step", "window median", "warm-up, dropped [0, 320)", "steady window [320, 500)", "achieved", "foreign-%", "load1"} {
+		x, ok := xs[s]
+		require.True(t, ok, "no text %q; texts at: %v", s, xs)
+		assert.Greater(t, x, plotWidth.Points(), "legend entry %q at x=%vpt is inside the plots' %vpt", s, x, plotWidth.Points())
+	}
+	assert.Less(t, xs["iteration"], plotWidth.Points())
+}
+
+// textX returns the x position in points of each text of an SVG drawn by
+// gonum's vgsvg, by text (the first when a text repeats).
+func textX(svg string) map[string]float64 {
+	out := map[string]float64{}
+	re := regexp.MustCompile(`<text x="([-0-9.e]+)"[^>]*>([^<]*)</text>`)
+	for _, m := range re.FindAllStringSubmatch(svg, -1) {
+		if x, err := strconv.ParseFloat(m[1], 64); err == nil {
+			if _, seen := out[m[2]]; !seen {
+				out[m[2]] = x
+			}
+		}
+	}
+	return out
+}
+
 // TestRenderSteadyFigures checks that the legend's mean and p90 are those of
-// the steady window, not of the whole run.
+// the steady window, not of the whole run, and that the p90 is the one
+// percentile rule's (internal/quantile), the rule of the run's p90-ns/op.
 func TestRenderSteadyFigures(t *testing.T) {
-	// 900 µs, then 200..209 µs: the steady window's mean is 204.5 µs and
-	// its p90 208.1 µs.
+	// 900 µs, then 200..209 µs: the steady window's mean is 204.5 µs and,
+	// by Hyndman–Fan type 8 over its 200 values (20 of each), its p90 is at
+	// position 180.63: 208 + 0.63 = 208.63 µs.
 	tr := synthetic("steps", 400, func(i, _ int) float64 {
 		if i < 200 {
 			return 900e3
 		}
 		return 0
-	}, trace.Steady{Class: "steady", Start: 200, End: 400})
+	}, trace.Steady{Class: trace.ClassWarmup, Start: 200, End: 400})
 	for i := 200; i < 400; i++ {
 		tr.Latency[i] = 200e3 + int64(i%10)*1e3 // exact, without synthetic's noise
 	}
+	m, p90, ok := SteadyFigures(tr)
+	require.True(t, ok)
+	assert.InDelta(t, 204_500, m, 1e-9)
+	assert.InDelta(t, 208_633.33, p90, 0.01)
+	assert.Equal(t, quantile.Of(tr.Latency[200:400], 0.9), p90)
 	svg := svgOf(t, tr)
-	assert.True(t, hasText(svg, "mean 204 µs (steady window)"), "texts: %q", texts(svg))
-	assert.True(t, hasText(svg, "p90 208 µs (steady window)"), "texts: %q", texts(svg))
+	assert.True(t, hasText(svg, "mean 205µs (steady window)"), "texts: %q", texts(svg))
+	assert.True(t, hasText(svg, "p90 209µs (steady window)"), "texts: %q", texts(svg))
+
+	// A thinned trace: the window is in samples, as the run's percentiles are.
+	tr.Header.Stride, tr.Header.Iterations = 4, 1600
+	_, p90, _ = SteadyFigures(tr)
+	assert.Equal(t, quantile.Of(tr.Latency[200:400], 0.9), p90)
+
+	for _, st := range []trace.Steady{{Start: -1}, {Start: 5, End: 5}} {
+		tr.Header.Steady = st
+		_, _, ok := SteadyFigures(tr)
+		assert.False(t, ok, "%+v", st)
+	}
 }
 
 func TestRenderNoGapNoContention(t *testing.T) {
-	tr := synthetic("bare", 100, flat, trace.Steady{Class: "steady", Start: 10, End: 100})
+	tr := synthetic("bare", 100, flat, trace.Steady{Class: trace.ClassWarmup, Start: 10, End: 100})
 	tr.Gap, tr.Requested = nil, nil
 	for i := range tr.Boundaries {
 		tr.Boundaries[i].Contention = nil
@@ -164,26 +251,26 @@ func TestRenderNoGapNoContention(t *testing.T) {
 
 func TestRenderLongAndSpiky(t *testing.T) {
 	n := 4 * maxPoints
-	tr := synthetic("long", n, flat, trace.Steady{Class: "steady", Start: 0, End: n})
+	tr := synthetic("long", n, flat, trace.Steady{Class: trace.ClassFlat, Start: 0, End: n})
 	tr.Latency[n/2] = 100e6 // one 100 ms stall among 250 µs steps
 	svg := svgOf(t, tr)
 	assert.Less(t, len(svg), 2_000_000, "a long series is drawn thinned, not point by point")
 	assert.True(t, hasText(svg, "1 in 4, and spikes above p99"), "texts: %q", texts(svg))
-	assert.True(t, hasText(svg, "above the top (max 100 ms)"), "texts: %q", texts(svg))
+	assert.True(t, hasText(svg, "above the top (max 100ms)"), "texts: %q", texts(svg))
 	assert.True(t, hasText(svg, "p90 "), "the stall does not hide the steady figures")
 }
 
 func TestRenderPNG(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "trace.PNG")
-	require.NoError(t, Render(synthetic("png", 300, warmup, trace.Steady{Class: "steady", Start: 200, End: 300}), path))
+	require.NoError(t, Render(synthetic("png", 300, warmup, trace.Steady{Class: trace.ClassWarmup, Start: 200, End: 300}), path))
 	f, err := os.Open(path)
 	require.NoError(t, err)
 	defer f.Close()
 	img, err := png.Decode(f)
 	require.NoError(t, err)
 	b := img.Bounds()
-	assert.InDelta(t, 983, b.Dx(), 2, "26 cm at 96 dpi")
-	assert.InDelta(t, 983, b.Dy(), 2)
+	assert.InDelta(t, 1209, b.Dx(), 2, "32 cm at 96 dpi")
+	assert.InDelta(t, 1285, b.Dy(), 2, "4 panels of 8.5 cm")
 	colors := map[[3]uint32]bool{}
 	for y := b.Min.Y; y < b.Max.Y; y += 7 {
 		for x := b.Min.X; x < b.Max.X; x += 7 {
@@ -233,7 +320,7 @@ func TestPreciseTicksTellMajorsApart(t *testing.T) {
 // window is labelled in iterations (the axis reaches 1800), and the gap
 // panel shows what it has.
 func TestRenderThinned(t *testing.T) {
-	tr := synthetic("thinned", 500, warmup, trace.Steady{Class: "steady", Start: 100, End: 500})
+	tr := synthetic("thinned", 500, warmup, trace.Steady{Class: trace.ClassWarmup, Start: 100, End: 500})
 	tr.Header.Stride, tr.Header.Iterations = 4, 1998
 	tr.Requested = nil
 	tr.Boundaries = []trace.Boundary{{Iter: 0}, {Iter: 1000, Contention: map[string]float64{"load1": 1}}, {Iter: 1998, Contention: map[string]float64{"load1": 2}}}
@@ -247,7 +334,7 @@ func TestRenderThinned(t *testing.T) {
 
 func TestRenderBeside(t *testing.T) {
 	dir := t.TempDir()
-	tr := synthetic("beside", 64, flat, trace.Steady{Class: "steady", Start: 0, End: 64})
+	tr := synthetic("beside", 64, flat, trace.Steady{Class: trace.ClassFlat, Start: 0, End: 64})
 	tp, err := trace.WriteFile(dir, tr)
 	require.NoError(t, err)
 	pic, err := RenderBeside(tr, tp)

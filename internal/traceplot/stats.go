@@ -1,7 +1,6 @@
 package traceplot
 
 import (
-	"fmt"
 	"math"
 	"slices"
 	"strconv"
@@ -29,14 +28,6 @@ func unitFor(typical float64) unit {
 	return unit{"ns", 1}
 }
 
-// format formats ns in u with three significant digits and the unit's name.
-func (u unit) format(ns float64) string {
-	return fmt.Sprintf("%.3g %s", ns/u.ns, u.name)
-}
-
-// formatNs formats ns in the unit that suits it.
-func formatNs(ns float64) string { return unitFor(ns).format(ns) }
-
 // sorted returns a sorted copy of v.
 func sorted(v []int64) []int64 {
 	s := slices.Clone(v)
@@ -44,23 +35,8 @@ func sorted(v []int64) []int64 {
 	return s
 }
 
-// quantile returns the q-quantile of the sorted s (linear interpolation
-// between closest ranks); s must not be empty.
-func quantile(s []int64, q float64) float64 {
-	if len(s) == 1 {
-		return float64(s[0])
-	}
-	pos := q * float64(len(s)-1)
-	i := int(pos)
-	if i >= len(s)-1 {
-		return float64(s[len(s)-1])
-	}
-	f := pos - float64(i)
-	return float64(s[i])*(1-f) + float64(s[i+1])*f
-}
-
-// mean returns the mean of v; v must not be empty.
-func mean(v []int64) float64 {
+// meanOf returns the mean of v; v must not be empty.
+func meanOf(v []int64) float64 {
 	var sum float64
 	for _, x := range v {
 		sum += float64(x)
