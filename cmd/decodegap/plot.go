@@ -5,6 +5,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/gapbench/gapbench/internal/trace"
@@ -13,36 +16,42 @@ import (
 
 func init() {
 	commands["plot"] = command{
-		summary: "draw a trace (" + trace.EnvDir + ") as an SVG or PNG picture",
+		summary: "draw the traces in a folder (" + trace.EnvDir + "=DIR) as SVG or PNG pictures",
 		run:     runPlot,
 	}
 }
 
 // plotUsage is printed by `decodegap plot -h` and on a usage error.
-const plotUsage = `usage: decodegap plot [-o out.svg|out.png] [-format svg|png] TRACE...
+const plotUsage = `usage: decodegap plot [-o out.svg|out.png] [-format svg|png] DIR|TRACE...
 
-Draws each trace file written by a benchmark run with DECODEGAP_TRACE=DIR:
-step latency over iterations with the warm-up shaded and the steady window's
-mean and p90, the achieved and requested gap, and the contention figures.
+Draws the trace files a benchmark run writes with ` + trace.EnvDir + `=DIR:
+every trace (*` + trace.Ext + `) in each DIR, and each TRACE file named. A
+picture shows step latency over iterations (the part before the steady window
+shaded and named by the steady-state class, the steady window with its mean
+and p90, the change points), the achieved and requested gap, and the
+contention figures (percentages and load1 on their own axes).
 
-With -o, draws the one TRACE to that file, SVG or PNG by its extension.
-Without it, draws each TRACE beside itself (a.jsonl -> a.svg), in -format.
+Without -o, draws each trace beside itself (a.jsonl -> a.svg), in -format.
+With -o, draws the one trace to that file, SVG or PNG by its extension.
+
+  ` + trace.EnvDir + `=traces go test -bench . -benchtime=2000x
+  decodegap plot traces
 
 flags:
 `
 
-// runPlot is the plot command. Flags may come before or after the trace
-// files ("decodegap plot TRACE -o out.svg").
+// runPlot is the plot command. Flags may come before or after the folders
+// and files ("decodegap plot traces -format png").
 func runPlot(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("plot", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	out := fs.String("o", "", "the picture to write, `out.svg` or out.png (one TRACE only)")
-	format := fs.String("format", "svg", "the picture format when drawing beside each TRACE: svg or png")
+	out := fs.String("o", "", "the picture to write, `out.svg` or out.png (one trace only)")
+	format := fs.String("format", "svg", "the picture format when drawing beside each trace: svg or png")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, plotUsage)
 		fs.PrintDefaults()
 	}
-	var traces []string
+	var names []string
 	for {
 		if err := fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
@@ -53,7 +62,7 @@ func runPlot(args []string, stdout, stderr io.Writer) int {
 		if fs.NArg() == 0 {
 			break
 		}
-		traces = append(traces, fs.Arg(0))
+		names = append(names, fs.Arg(0))
 		args = fs.Args()[1:]
 	}
 
@@ -62,11 +71,8 @@ func runPlot(args []string, stdout, stderr io.Writer) int {
 		fs.Usage()
 		return 2
 	}
-	switch {
-	case len(traces) == 0:
-		return usageErr("no TRACE given: name a trace file written with " + trace.EnvDir + "=DIR")
-	case *out != "" && len(traces) > 1:
-		return usageErr(fmt.Sprintf("-o names one picture but %d traces were given: drop -o to draw each beside its trace", len(traces)))
+	if len(names) == 0 {
+		return usageErr("no DIR or TRACE given: name the folder a benchmark run wrote with " + trace.EnvDir + "=DIR")
 	}
 	formatSet := false
 	fs.Visit(func(f *flag.Flag) { formatSet = formatSet || f.Name == "format" })
@@ -78,11 +84,20 @@ func runPlot(args []string, stdout, stderr io.Writer) int {
 		if formatSet && f != *format {
 			return usageErr(fmt.Sprintf("-format %s but -o %s: the extension of -o sets the format; drop -format", *format, *out))
 		}
-	} else if !validFormat(*format) {
+	} else if !slices.Contains(traceplot.Formats, *format) {
 		return usageErr(fmt.Sprintf("-format %q: use one of %s", *format, strings.Join(traceplot.Formats, ", ")))
 	}
 
-	status := 0
+	traces, err := traceFiles(names)
+	if err != nil {
+		fmt.Fprintf(stderr, "decodegap plot: %v\n", err)
+		return 1
+	}
+	if *out != "" && len(traces) > 1 {
+		return usageErr(fmt.Sprintf("-o names one picture but there are %d traces: drop -o to draw each beside its trace", len(traces)))
+	}
+
+	failed := 0
 	for _, path := range traces {
 		dst := *out
 		if dst == "" {
@@ -90,12 +105,58 @@ func runPlot(args []string, stdout, stderr io.Writer) int {
 		}
 		if err := plotOne(path, dst); err != nil {
 			fmt.Fprintf(stderr, "decodegap plot: %v\n", err)
-			status = 1
+			failed++
 			continue
 		}
 		fmt.Fprintf(stdout, "%s -> %s\n", path, dst)
 	}
-	return status
+	if failed > 0 {
+		if len(traces) > 1 {
+			fmt.Fprintf(stderr, "decodegap plot: %d of %d traces not drawn\n", failed, len(traces))
+		}
+		return 1
+	}
+	return 0
+}
+
+// traceFiles expands names into the trace files to draw: a folder gives
+// its *.jsonl files (not those of its subfolders), sorted; a file is taken
+// as it is. A folder without traces is an error, so that a mistyped folder
+// does not pass in silence.
+func traceFiles(names []string) ([]string, error) {
+	var out []string
+	for _, name := range names {
+		fi, err := os.Stat(name)
+		if err != nil {
+			return nil, err
+		}
+		if !fi.IsDir() {
+			out = append(out, name)
+			continue
+		}
+		matches, err := filepath.Glob(filepath.Join(globEscape(name), "*"+trace.Ext))
+		if err != nil {
+			return nil, err
+		}
+		var files []string
+		for _, m := range matches {
+			if fi, err := os.Stat(m); err == nil && fi.Mode().IsRegular() {
+				files = append(files, m)
+			}
+		}
+		if len(files) == 0 {
+			return nil, fmt.Errorf("%s: no trace files (*%s): write them with %s=%s go test -bench ...", name, trace.Ext, trace.EnvDir, name)
+		}
+		slices.Sort(files)
+		out = append(out, files...)
+	}
+	return out, nil
+}
+
+// globEscape escapes the characters filepath.Glob treats specially.
+func globEscape(s string) string {
+	r := strings.NewReplacer(`\`, `\\`, `*`, `\*`, `?`, `\?`, `[`, `\[`)
+	return r.Replace(s)
 }
 
 // plotOne draws the trace file src to the picture dst.
@@ -105,14 +166,4 @@ func plotOne(src, dst string) error {
 		return err
 	}
 	return traceplot.Render(t, dst)
-}
-
-// validFormat reports whether f is a picture format traceplot writes.
-func validFormat(f string) bool {
-	for _, g := range traceplot.Formats {
-		if f == g {
-			return true
-		}
-	}
-	return false
 }

@@ -38,22 +38,35 @@ func TestPlotFixtureToSVG(t *testing.T) {
 	require.NoError(t, err)
 	for _, s := range []string{
 		"BenchmarkFixture/gap=1ms (count 0): step latency",
-		"steady state: steady — fixture: windows 5-7 within 1.5% of their median",
-		">warm-up<", "steady window [160, 256)", "mean 251 µs (steady window)", "p90 256 µs (steady window)",
-		"requested median 1 ms", "foreign_busy_pct", "psi_cpu_some_avg10",
+		"steady state: warm-up — fixture: windows 5-7 within 1.5% of their median",
+		"warm-up, dropped [0, 160)", "steady window [160, 256)", "mean 251µs (steady window)", "p90 256µs (steady window)",
+		"change of level at 160", "requested median 1ms", "foreign-%", "psi_cpu_some_avg10",
 	} {
 		assert.True(t, strings.Contains(string(svg), s), "no %q in the SVG", s)
 	}
 }
 
-func TestPlotBesideEachTraceAsPNG(t *testing.T) {
-	a, b := copyFixture(t, "a.jsonl"), copyFixture(t, "b.jsonl")
+// A folder: every trace in it is drawn beside itself, in order; other
+// files and subfolders are left alone; a file named beside the folder is
+// drawn too.
+func TestPlotDir(t *testing.T) {
+	a := copyFixture(t, "a.jsonl")
+	dir := filepath.Dir(a)
+	b := filepath.Join(dir, "b.jsonl")
+	other := copyFixture(t, "c.jsonl")
+	require.NoError(t, os.Rename(copyFixture(t, "b.jsonl"), b))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("not a trace"), 0o644))
+	sub := filepath.Join(dir, "sub.jsonl") // a folder with the extension
+	require.NoError(t, os.Mkdir(sub, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(sub, "x.jsonl"), []byte("{}"), 0o644))
+
 	var stdout, stderr bytes.Buffer
-	code := dispatch([]string{"plot", "-format", "png", a, b}, &stdout, &stderr)
+	code := dispatch([]string{"plot", dir, "-format", "png", other}, &stdout, &stderr)
 	require.Equal(t, 0, code, stderr.String())
-	for _, p := range []string{a, b} {
+	var want string
+	for _, p := range []string{a, b, other} {
 		pic := strings.TrimSuffix(p, ".jsonl") + ".png"
-		assert.Contains(t, stdout.String(), p+" -> "+pic)
+		want += p + " -> " + pic + "\n"
 		f, err := os.Open(pic)
 		require.NoError(t, err)
 		cfg, err := png.DecodeConfig(f)
@@ -61,20 +74,42 @@ func TestPlotBesideEachTraceAsPNG(t *testing.T) {
 		require.NoError(t, err)
 		assert.Greater(t, cfg.Width, 500)
 	}
+	assert.Equal(t, want, stdout.String())
+	_, err := os.Stat(filepath.Join(sub, "x.png"))
+	assert.True(t, os.IsNotExist(err), "subfolders are not drawn")
+}
+
+// One bad trace in a folder does not stop the others; the exit status and
+// a count say that some were not drawn.
+func TestPlotDirWithABadTrace(t *testing.T) {
+	good := copyFixture(t, "good.jsonl")
+	dir := filepath.Dir(good)
+	bad := filepath.Join(dir, "bad.jsonl")
+	require.NoError(t, os.WriteFile(bad, []byte("{\"kind\":\"header\"}\n"), 0o644))
+	var stdout, stderr bytes.Buffer
+	assert.Equal(t, 1, dispatch([]string{"plot", dir}, &stdout, &stderr))
+	assert.Equal(t, good+" -> "+strings.TrimSuffix(good, ".jsonl")+".svg\n", stdout.String())
+	assert.Contains(t, stderr.String(), bad+":1:")
+	assert.Contains(t, stderr.String(), "decodegap plot: 1 of 2 traces not drawn")
 }
 
 func TestPlotErrors(t *testing.T) {
 	dir := t.TempDir()
 	bad := filepath.Join(dir, "bad.jsonl")
 	require.NoError(t, os.WriteFile(bad, []byte(`{"kind":"header","format":"gapbench-trace/1","samples":5,"stride":1}`+"\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "other.jsonl"), []byte("{}\n"), 0o644))
+	empty := filepath.Join(dir, "empty")
+	require.NoError(t, os.Mkdir(empty, 0o755))
 	for _, tc := range []struct {
 		name string
 		args []string
 		code int
 		msg  string
 	}{
-		{"no trace", nil, 2, "no TRACE given"},
+		{"no trace", nil, 2, "no DIR or TRACE given"},
 		{"-o with two traces", []string{"-o", filepath.Join(dir, "x.svg"), plotFixture, plotFixture}, 2, "drop -o"},
+		{"-o with a folder of two", []string{"-o", filepath.Join(dir, "x.svg"), dir}, 2, "there are 2 traces: drop -o"},
+		{"a folder without traces", []string{empty}, 1, empty + ": no trace files (*.jsonl): write them with DECODEGAP_TRACE=" + empty},
 		{"unknown extension", []string{plotFixture, "-o", filepath.Join(dir, "x.pdf")}, 2, "name the output .svg or .png"},
 		{"unknown format", []string{"-format", "gif", plotFixture}, 2, `-format "gif": use one of svg, png`},
 		{"missing file", []string{filepath.Join(dir, "nope.jsonl")}, 1, "no such file"},
