@@ -1,0 +1,193 @@
+package sim
+
+import (
+	"hash/fnv"
+	"math"
+	"runtime"
+	"sync"
+)
+
+// Counts tallies the calls of one method over the trials of one case.
+type Counts struct {
+	// Trials is the number of trials judged.
+	Trials int
+	// Calls counts each Call, indexed by Call.
+	Calls [4]int
+	// RoundsSum is the total number of rounds used over all trials (the
+	// trial's rounds in fixed mode; the rounds up to the stop in
+	// sequential mode).
+	RoundsSum int
+}
+
+// Rate returns the share of trials that got call c.
+func (c Counts) Rate(call Call) float64 {
+	if c.Trials == 0 {
+		return math.NaN()
+	}
+	return float64(c.Calls[call]) / float64(c.Trials)
+}
+
+// Decisive returns the share of trials called faster or slower: the
+// false-positive rate when the true effect is 0.
+func (c Counts) Decisive() float64 { return c.Rate(Faster) + c.Rate(Slower) }
+
+// MeanRounds returns the mean rounds used per trial.
+func (c Counts) MeanRounds() float64 {
+	if c.Trials == 0 {
+		return math.NaN()
+	}
+	return float64(c.RoundsSum) / float64(c.Trials)
+}
+
+func (c *Counts) add(o Counts) {
+	c.Trials += o.Trials
+	for i := range c.Calls {
+		c.Calls[i] += o.Calls[i]
+	}
+	c.RoundsSum += o.RoundsSum
+}
+
+// Case is one cell of the suite: a model, a true effect on B, the rounds
+// per trial and the number of trials.
+type Case struct {
+	Model  Model
+	Effect float64
+	Rounds int
+	Trials int
+	// Seed is the suite's base seed; the trials' seed also depends on the
+	// model and the rounds, not on the effect or the method, so every
+	// method judges the same data and effects share their noise.
+	Seed uint64
+}
+
+func (c Case) seed() uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(c.Model.Name))
+	return c.Seed ^ h.Sum64() ^ uint64(c.Rounds)*0x9e3779b97f4a7c15
+}
+
+// Fixed judges c's trials with m.Fixed, all rounds at once.
+func Fixed(c Case, m Method) Counts {
+	return parallel(c.Trials, func(i int) (Call, int) {
+		t := c.Model.Generate(c.seed(), i, c.Rounds, c.Effect)
+		return m.Fixed(t), c.Rounds
+	})
+}
+
+// Sequential judges c's trials with m.Sequential, c.Rounds being the
+// maximum rounds. It panics when m has no sequential mode.
+func Sequential(c Case, m Method) Counts {
+	return parallel(c.Trials, func(i int) (Call, int) {
+		t := c.Model.Generate(c.seed(), i, c.Rounds, c.Effect)
+		return m.Sequential(t, c.Rounds)
+	})
+}
+
+// parallel runs judge for trials 0..n-1 over GOMAXPROCS workers and sums the
+// counts; the result does not depend on the scheduling.
+func parallel(n int, judge func(i int) (Call, int)) Counts {
+	workers := min(runtime.GOMAXPROCS(0), max(n, 1))
+	parts := make([]Counts, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; i < n; i += workers {
+				call, used := judge(i)
+				parts[w].Trials++
+				parts[w].Calls[call]++
+				parts[w].RoundsSum += used
+			}
+		}()
+	}
+	wg.Wait()
+	var total Counts
+	for _, p := range parts {
+		total.add(p)
+	}
+	return total
+}
+
+// Margin returns the half-width of the normal-approximation 95% interval of
+// a binomial rate p estimated from n trials: 1.96·√(p(1−p)/n). A test that
+// a true rate is at most (at least) p allows an observed rate up to p + Margin
+// (down to p − Margin); a true rate of exactly p then fails it in about 2.5%
+// of seeds.
+func Margin(p float64, n int) float64 {
+	if n <= 0 {
+		return math.Inf(1)
+	}
+	return 1.96 * math.Sqrt(p*(1-p)/float64(n))
+}
+
+// Target returns the call that is right for a true effect: Slower for an
+// effect > 0 (B does more work), Faster for < 0, Equivalent for 0.
+func Target(effect float64) Call {
+	switch {
+	case effect > 0:
+		return Slower
+	case effect < 0:
+		return Faster
+	}
+	return Equivalent
+}
+
+// Wrong returns the share of trials given a call that is wrong for the true
+// effect: faster or slower at 0, the opposite direction otherwise.
+func Wrong(c Counts, effect float64) float64 {
+	switch {
+	case effect > 0:
+		return c.Rate(Faster)
+	case effect < 0:
+		return c.Rate(Slower)
+	}
+	return c.Decisive()
+}
+
+// Savings compares a sequential run with fixed-N runs of the same model and
+// effect.
+type Savings struct {
+	// Seq is the sequential run's counts (MaxRounds = its case's Rounds).
+	Seq Counts
+	// Grid is the fixed round counts tried and Fixed their counts.
+	Grid  []int
+	Fixed []Counts
+	// FixedN is the fixed number of rounds needed for the sequential run's
+	// rate of the right call (Target), linearly interpolated between the
+	// grid's points; +Inf when the grid's largest N falls short.
+	FixedN float64
+	// Fewer is 1 − Seq.MeanRounds()/FixedN: the share of rounds saved.
+	Fewer float64
+}
+
+// CompareSequential runs c sequentially with m (c.Rounds as MaxRounds) and
+// fixed with m.Fixed at every N in grid (increasing), and finds the fixed N
+// that matches the sequential run's rate of the right call. At N where the
+// fixed runs' wrong-call rate is above the sequential run's by more than the
+// binomial margin, the error rates are not equal, and that N does not count.
+func CompareSequential(c Case, m Method, grid []int) Savings {
+	s := Savings{Seq: Sequential(c, m), Grid: grid, FixedN: math.Inf(1)}
+	goal := s.Seq.Rate(Target(c.Effect))
+	wrongSeq := Wrong(s.Seq, c.Effect)
+	prevN, prevRate := 0.0, 0.0
+	for _, n := range grid {
+		fc := c
+		fc.Rounds = n
+		counts := Fixed(fc, m)
+		s.Fixed = append(s.Fixed, counts)
+		rate := counts.Rate(Target(c.Effect))
+		if !math.IsInf(s.FixedN, 1) {
+			continue
+		}
+		if rate >= goal && Wrong(counts, c.Effect) <= wrongSeq+Margin(math.Max(wrongSeq, 0.05), c.Trials) {
+			s.FixedN = float64(n)
+			if prevN > 0 && rate > prevRate {
+				s.FixedN = prevN + (float64(n)-prevN)*(goal-prevRate)/(rate-prevRate)
+			}
+		}
+		prevN, prevRate = float64(n), rate
+	}
+	s.Fewer = 1 - s.Seq.MeanRounds()/s.FixedN
+	return s
+}
