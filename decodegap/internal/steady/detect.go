@@ -3,14 +3,12 @@ package steady
 import (
 	"cmp"
 	"container/heap"
-	"fmt"
 	"math"
 	"slices"
 )
 
 // MaxSamples is the longest series Detect classifies (2^23, so that midranks
-// are exact in float32); a longer one gets NoSteadyState with a Reason that
-// says to thin it.
+// are exact in float32); a longer one gets NoSteadyState with TooLong.
 const MaxSamples = 1 << 23
 
 // maxChangepoints caps binary segmentation: at most this many changepoints
@@ -120,18 +118,10 @@ func (d *detector) prepare() {
 func (d *detector) run() Result {
 	n := len(d.x)
 	if d.nw < 2 {
-		s := d.suggest()
-		return Result{
-			Class:   NoSteadyState,
-			Start:   -1,
-			Suggest: s,
-			Reason: fmt.Sprintf("%d iterations make %s of %d (Config.Window); at least 2 are needed: run with -benchtime=%dx",
-				d.iter(n), plural(d.nw, "whole window"), d.iter(d.w), s),
-		}
+		return d.tooShort()
 	}
 	if n > MaxSamples {
-		return Result{Class: NoSteadyState, Start: -1,
-			Reason: fmt.Sprintf("%d samples exceed the %d that steady.Detect takes; keep every k-th sample and set Params.Stride to k", n, MaxSamples)}
+		return d.tooLong()
 	}
 	d.prepare()
 	cps := d.split()

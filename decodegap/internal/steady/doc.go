@@ -7,8 +7,7 @@
 // # The rule
 //
 // Detect works on the per-step latencies (nanoseconds, in run order), cut
-// into windows of Params.Window samples (decodegap's Config.Window, default
-// 32); the last window absorbs the remainder when the length is not a
+// into windows of Params.Window samples (default 32); the last window absorbs the remainder when the length is not a
 // multiple of the window. Changepoints fall only on window boundaries, so the
 // steady window always starts at a multiple of the window.
 //
@@ -99,18 +98,14 @@
 // 1234 → 2500, 20 samples in windows of 32 → 640). A drift or a late change
 // may need more; the next run says so.
 //
-// Result.Reason is one line that gives the numbers behind the verdict and,
-// whenever Suggest is set, "-benchtime=<Suggest>x". It counts iterations
-// (sample indices times Params.Stride) and windows. Levels are printed with
-// as many digits (3 to 6) as it takes for two different levels to read
-// differently, and a change is never claimed beside two equal numbers.
+// Result.Reason names why (an enumerated value), and Result's other fields
+// hold the numbers behind it; Detect writes no sentences. Two medians that
+// agree to six significant digits are never called a change (SameMedian).
 //
 // # Cost
 //
 // Detect sorts the samples once (O(n log n)); every split and merge after that
-// keeps the segments' samples sorted in O(segment length). On 100k samples it
-// takes about 150–250 ns per sample (go test -bench Detect100k), a series that
-// changes everywhere well under 1 µs per sample, and it allocates about 22
-// bytes per sample, retaining none. It takes at most MaxSamples (2^23)
-// samples.
+// keeps the segments' samples sorted in O(segment length). It allocates in
+// proportion to the series, retains none of it, and takes at most MaxSamples
+// (2^23) samples; measured costs are in docs/ (go test -bench Detect100k).
 package steady

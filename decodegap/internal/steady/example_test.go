@@ -20,16 +20,12 @@ func ExampleDetect() {
 		lat[i] = int64(level * (1 + 0.03*r.NormFloat64()))
 	}
 	res := steady.Detect(lat, steady.Params{Window: 32})
-	fmt.Println(res.Class, res.Start, res.Suggest)
-	fmt.Println(res.Reason)
+	fmt.Println(res.Class, res.Reason, res.Start, res.Suggest, res.Ref.Start, res.Ref.End)
 
 	// The first 40 iterations alone are too few to judge.
 	res = steady.Detect(lat[:40], steady.Params{Window: 32})
-	fmt.Println(res.Class, res.Start, res.Suggest)
-	fmt.Println(res.Reason)
+	fmt.Println(res.Class, res.Reason, res.Start, res.Suggest, res.Windows)
 	// Output:
-	// warm-up 320 0
-	// median 2.00 ms in iterations 0–319, faster at 1.00 ms in the steady window from iteration 320
-	// no steady state -1 640
-	// 40 iterations make 1 whole window of 32 (Config.Window); at least 2 are needed: run with -benchtime=640x
+	// warm-up faster 320 0 0 320
+	// no steady state too-short -1 640 1
 }

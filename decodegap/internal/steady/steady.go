@@ -3,6 +3,7 @@ package steady
 import (
 	"fmt"
 	"math"
+	"strconv"
 )
 
 // Class is the shape of a latency series, after Barrett et al. (2017).
@@ -60,8 +61,7 @@ const (
 // Params tunes Detect. The zero Params is valid: every zero field takes the
 // default named in its comment.
 type Params struct {
-	// Window is the number of samples per window (decodegap's Config.Window).
-	// 0 means DefaultWindow (32); otherwise it must be at least 4.
+	// Window is the number of samples per window. 0 means DefaultWindow (32); otherwise it must be at least 4.
 	Window int
 	// Tolerance is the relative difference (0.02 = 2%) under which two
 	// adjacent segments count as one level, unless the window-to-window noise
@@ -76,16 +76,14 @@ type Params struct {
 	MinTail int
 	// Stride is the number of iterations each sample stands for, when the
 	// record keeps only every Stride-th iteration. 0 means 1. Result's
-	// indices stay sample indices; Suggest and the iteration numbers in
-	// Reason are multiplied by Stride.
+	// indices stay sample indices; Suggest counts iterations.
 	Stride int
 }
 
-// Validate reports the first field of p outside its allowed range, naming the
-// decodegap field where there is one.
+// Validate reports the first field of p outside its allowed range.
 func (p Params) Validate() error {
 	if p.Window != 0 && p.Window < 4 {
-		return fmt.Errorf("steady: Config.Window is %d; it must be 0 (meaning %d) or at least 4", p.Window, DefaultWindow)
+		return fmt.Errorf("steady: Params.Window is %d; it must be 0 (meaning %d) or at least 4", p.Window, DefaultWindow)
 	}
 	if p.Tolerance < 0 || p.Tolerance >= 1 || math.IsNaN(p.Tolerance) {
 		return fmt.Errorf("steady: Params.Tolerance is %v; it must be in [0, 1) (0 means %v)", p.Tolerance, DefaultTolerance)
@@ -108,10 +106,56 @@ type Segment struct {
 	Median     float64 // median of the segment's samples, in ns
 }
 
-// Result is Detect's verdict on one series.
+// Reason is why Detect classified a series as it did. The numbers behind it
+// are in Result's fields, named on each value; a caller writes the words.
+type Reason int
+
+const (
+	// InvalidParams: Params failed Validate; Result.Err says how.
+	InvalidParams Reason = iota
+	// TooShort: fewer than two whole windows (Result.Windows).
+	TooShort
+	// TooLong: more than MaxSamples samples; thin the series and set
+	// Params.Stride.
+	TooLong
+	// StillChanging: the level changed (len(Changepoints) times) and the
+	// last segment holds TailWindows of Windows, fewer than MinTail. Ref is
+	// the segment before the last; SameMedian says that the change is in
+	// the distribution, not the median.
+	StillChanging
+	// Drifting: the last segment (TailWindows) drifts from DriftFrom to
+	// DriftTo (ns).
+	Drifting
+	// OneLevel: Flat, one level over all Windows.
+	OneLevel
+	// WithinMargin: Flat, len(Levels) levels all within Margin (ns) of the
+	// last; steady from Start.
+	WithinMargin
+	// Faster: Warmup; Ref is the slowest earlier level.
+	Faster
+	// Slower: Slowdown; Ref is the fastest earlier level.
+	Slower
+)
+
+var reasonNames = [...]string{"invalid-params", "too-short", "too-long", "still-changing", "drifting", "one-level", "within-margin", "faster", "slower"}
+
+// String returns a stable identifier such as "too-short".
+func (r Reason) String() string {
+	if r >= 0 && int(r) < len(reasonNames) {
+		return reasonNames[r]
+	}
+	return fmt.Sprintf("Reason(%d)", int(r))
+}
+
+// Result is Detect's verdict on one series: a class, an enumerated reason
+// and the numbers behind it. Indices are sample indices; Suggest counts
+// iterations (samples × Params.Stride).
 type Result struct {
 	// Class is the shape of the series.
 	Class Class
+	// Reason is why; Err is set only with InvalidParams.
+	Reason Reason
+	Err    error
 	// Start is the index of the first sample of the steady window (a
 	// multiple of the window); the steady window runs to the end of the
 	// series. -1 when Class is NoSteadyState.
@@ -125,66 +169,74 @@ type Result struct {
 	// NoSteadyState. Empty when the series is shorter than two windows or
 	// longer than MaxSamples, or Params is invalid.
 	Levels []Segment
-	// Suggest is the number of recorded iterations to ask for next time
-	// (-benchtime=<Suggest>x) when there is no steady state or the steady
-	// window is short; 0 when not needed, and when Params is invalid or the
-	// series longer than MaxSamples (more iterations would not help). See
-	// the package doc for the rule.
+	// Windows is the number of whole windows; TailWindows those of the
+	// last segment; MinTail the fewest a steady window needs after a change.
+	Windows, TailWindows, MinTail int
+	// Ref is the earlier level the last is compared with (see Reason).
+	Ref Segment
+	// SameMedian: with StillChanging, the two medians print alike even at
+	// six significant digits.
+	SameMedian bool
+	// Margin is the largest difference (ns) between levels counted as one
+	// (WithinMargin).
+	Margin float64
+	// DriftFrom and DriftTo are the drift's fitted start and end (ns).
+	DriftFrom, DriftTo float64
+	// ShortTail: a steady window holds fewer than ShortTailWindows windows,
+	// and Suggest is set.
+	ShortTail bool
+	// Suggest is the number of recorded iterations to ask for next time when
+	// there is no steady state or the steady window is short; 0 when not
+	// needed, with InvalidParams and with TooLong (more iterations would not
+	// help). See the package doc for the rule.
 	Suggest int
-	// Reason is one line for a person: what was found, with the numbers
-	// behind it, and the knob to turn when something should change
-	// (-benchtime=<Suggest>x whenever Suggest is set). It does not repeat
-	// Class, so a caller can print "steady state: <Class>: <Reason>".
-	Reason string
 }
+
+// ShortTailWindows: a steady window with fewer windows sets ShortTail.
+const ShortTailWindows = shortTailWindows
 
 // Detect classifies samples, the per-step latencies in nanoseconds in run
 // order, and finds their steady window by the rule in the package doc. It is
 // deterministic, does not modify samples, and retains none of it. Invalid
-// Params give NoSteadyState with the Validate error as Reason.
+// Params give NoSteadyState with InvalidParams.
 func Detect(samples []int64, p Params) Result {
 	if err := p.Validate(); err != nil {
-		return Result{Class: NoSteadyState, Start: -1, Reason: err.Error()}
+		return Result{Class: NoSteadyState, Reason: InvalidParams, Err: err, Start: -1}
 	}
 	d := newDetector(samples, p)
 	return d.run()
 }
 
+// tooShort is the result for a series of fewer than two windows.
+func (d *detector) tooShort() Result {
+	return Result{Class: NoSteadyState, Reason: TooShort, Start: -1, Windows: d.nw, Suggest: d.suggest()}
+}
+
+// tooLong is the result for a series longer than MaxSamples.
+func (d *detector) tooLong() Result {
+	return Result{Class: NoSteadyState, Reason: TooLong, Start: -1, Windows: d.nw}
+}
+
 func (d *detector) classify(segs []seg, res *Result) {
 	last := segs[len(segs)-1]
 	tailW := last.b - last.a
+	res.Windows, res.TailWindows, res.MinTail = d.nw, tailW, d.tail
 	if len(segs) > 1 && tailW < d.tail {
 		prev := segs[len(segs)-2]
-		res.Class = NoSteadyState
+		res.Class, res.Reason = NoSteadyState, StillChanging
+		res.Ref = Segment{Start: d.bound(prev.a), End: d.bound(prev.b), Median: prev.med}
+		res.SameMedian = same6(prev.med, last.med)
 		res.Suggest = d.suggest()
-		var what string
-		if a, b, same := pair(prev.med, last.med); same {
-			what = fmt.Sprintf("its median stayed at %s but its distribution changed", fmtNs(last.med, 3))
-		} else {
-			what = fmt.Sprintf("median %s → %s", a, b)
-		}
-		changed := "level still changing"
-		if k := len(segs) - 1; k > 1 {
-			changed = fmt.Sprintf("level changed %d times, still", k)
-		}
-		res.Reason = fmt.Sprintf("%s in the last %d of %d windows (%s; a steady window needs at least %d windows); run with -benchtime=%dx",
-			changed, tailW, d.nw, what, d.tail, res.Suggest)
 		return
 	}
 	if dr, from, to := d.drift(last, d.srt[d.bound(last.a):d.bound(last.b)]); dr {
-		res.Class = NoSteadyState
+		res.Class, res.Reason = NoSteadyState, Drifting
+		res.DriftFrom, res.DriftTo = from, to
 		res.Suggest = d.suggest()
-		what := "by less than 1 ppm, yet significantly"
-		if a, b, same := pair(from, to); !same {
-			what = fmt.Sprintf("from about %s to %s", a, b)
-		}
-		res.Reason = fmt.Sprintf("level still drifting in the last %d of %d windows (%s); run with -benchtime=%dx",
-			tailW, d.nw, what, res.Suggest)
 		return
 	}
 	if len(segs) == 1 {
-		res.Class, res.Start = Flat, 0
-		res.Reason = fmt.Sprintf("one level over all %d windows (median %s)", d.nw, fmtNs(last.med, 3))
+		res.Class, res.Reason, res.Start = Flat, OneLevel, 0
 		d.shortTail(res, tailW)
 		return
 	}
@@ -198,43 +250,31 @@ func (d *detector) classify(segs []seg, res *Result) {
 			slowest = s
 		}
 	}
-	a, b, same := pair(fastest.med, last.med)
+	ref := func(s seg) Segment { return Segment{Start: d.bound(s.a), End: d.bound(s.b), Median: s.med} }
 	switch {
-	case !same && last.med-fastest.med > d.margin(fastest.med, last.med):
-		res.Class = Slowdown
-		res.Reason = fmt.Sprintf("median %s in iterations %d–%d, slower at %s in the steady window from iteration %d",
-			a, d.iter(d.bound(fastest.a)), d.iter(d.bound(fastest.b))-1, b, d.iter(res.Start))
+	case !same6(fastest.med, last.med) && last.med-fastest.med > d.margin(fastest.med, last.med):
+		res.Class, res.Reason, res.Ref = Slowdown, Slower, ref(fastest)
+	case !same6(slowest.med, last.med) && slowest.med-last.med > d.margin(slowest.med, last.med):
+		res.Class, res.Reason, res.Ref = Warmup, Faster, ref(slowest)
 	default:
-		a, b, same = pair(slowest.med, last.med)
-		if !same && slowest.med-last.med > d.margin(slowest.med, last.med) {
-			res.Class = Warmup
-			res.Reason = fmt.Sprintf("median %s in iterations %d–%d, faster at %s in the steady window from iteration %d",
-				a, d.iter(d.bound(slowest.a)), d.iter(d.bound(slowest.b))-1, b, d.iter(res.Start))
-			break
-		}
 		// Every level is within the margin of the last, but merging them
 		// would drift: flat in Barrett et al.'s sense, steady from the last
 		// changepoint.
-		res.Class = Flat
-		res.Reason = fmt.Sprintf("all %d levels within %s of the steady one (median %s), which starts at iteration %d",
-			len(segs), fmtNs(d.margin(slowest.med, last.med), 3), fmtNs(last.med, 3), d.iter(res.Start))
+		res.Class, res.Reason = Flat, WithinMargin
+		res.Margin = d.margin(slowest.med, last.med)
 	}
 	d.shortTail(res, tailW)
 }
 
-// shortTail sets Suggest and extends Reason when the steady window holds
-// fewer than shortTailWindows windows.
+// shortTail sets ShortTail and Suggest when the steady window holds fewer
+// than shortTailWindows windows.
 func (d *detector) shortTail(res *Result, tailW int) {
 	if tailW >= shortTailWindows {
 		return
 	}
+	res.ShortTail = true
 	res.Suggest = d.suggest()
-	res.Reason += fmt.Sprintf("; the steady window holds only %s (fewer than %d): for a firmer verdict run with -benchtime=%dx",
-		plural(tailW, "window"), shortTailWindows, res.Suggest)
 }
-
-// iter converts a sample index to an iteration number.
-func (d *detector) iter(sample int) int { return sample * d.stride }
 
 // suggest returns the iteration count to ask for: twice the samples, at least
 // minSuggestWindows windows, rounded up to two significant digits.
@@ -254,46 +294,8 @@ func roundUp2(n int) int {
 	return (n + p - 1) / p * p
 }
 
-func plural(n int, what string) string {
-	if n == 1 {
-		return "1 " + what
-	}
-	return fmt.Sprintf("%d %ss", n, what)
-}
-
-// fmtNs formats ns as a duration rounded to sig significant digits, in the
-// largest unit (s, ms, µs, ns) that keeps the value at least 1 after rounding
-// (999.96 µs prints as 1.00 ms, not 1000 µs).
-func fmtNs(ns float64, sig int) string {
-	if ns == 0 || math.IsNaN(ns) || math.IsInf(ns, 0) {
-		return fmt.Sprintf("%v ns", ns)
-	}
-	a := math.Abs(ns)
-	p := math.Pow(10, math.Floor(math.Log10(a))-float64(sig-1))
-	a = math.Round(a/p) * p
-	unit, div := "ns", 1.0
-	switch {
-	case a >= 1e9:
-		unit, div = "s", 1e9
-	case a >= 1e6:
-		unit, div = "ms", 1e6
-	case a >= 1e3:
-		unit, div = "µs", 1e3
-	}
-	v := math.Copysign(a/div, ns)
-	dec := max(sig-1-int(math.Floor(math.Log10(a/div))), 0)
-	return fmt.Sprintf("%.*f %s", dec, v, unit)
-}
-
-// pair formats two levels with enough digits (3 to 6 significant) that they
-// read differently when they differ; same reports that even 6 digits print
-// them alike, so that a message can avoid claiming a change beside them.
-func pair(a, b float64) (sa, sb string, same bool) {
-	for sig := 3; sig <= 6; sig++ {
-		sa, sb = fmtNs(a, sig), fmtNs(b, sig)
-		if sa != sb {
-			return sa, sb, false
-		}
-	}
-	return sa, sb, true
+// same6 reports whether a and b agree to six significant digits, so that no
+// caller claims a change between two numbers that print alike.
+func same6(a, b float64) bool {
+	return strconv.FormatFloat(a, 'g', 6, 64) == strconv.FormatFloat(b, 'g', 6, 64)
 }

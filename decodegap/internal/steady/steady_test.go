@@ -2,10 +2,8 @@ package steady
 
 import (
 	"encoding/binary"
-	"fmt"
 	"math"
 	"math/rand/v2"
-	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -41,24 +39,23 @@ func step(at int, before, after float64) func(int) float64 {
 // seeds is how many seeds each shape is tried with.
 const seeds = 10
 
-// arrow matches "A unit → B unit" in a Reason.
-var arrow = regexp.MustCompile(`([0-9.]+ \S+) → ([0-9.]+ \S+)`)
-
-// checkReason asserts what every Reason must satisfy: non-empty, a
-// -benchtime=<Suggest>x exactly when Suggest is set, and never a change
-// claimed beside two equal numbers.
+// checkReason asserts what every Result must satisfy: a Reason that belongs
+// to its Class, Suggest set exactly when the series is unsettled (but too
+// long) or its steady window short, and never a change of level between two
+// medians equal to six digits.
 func checkReason(t *testing.T, r Result) {
 	t.Helper()
-	require.NotEmpty(t, r.Reason)
-	if r.Suggest > 0 {
-		assert.Contains(t, r.Reason, fmt.Sprintf("-benchtime=%dx", r.Suggest))
-	} else {
-		assert.NotContains(t, r.Reason, "-benchtime")
+	classOf := map[Reason]Class{InvalidParams: NoSteadyState, TooShort: NoSteadyState, TooLong: NoSteadyState,
+		StillChanging: NoSteadyState, Drifting: NoSteadyState, OneLevel: Flat, WithinMargin: Flat, Faster: Warmup, Slower: Slowdown}
+	assert.Equal(t, classOf[r.Reason], r.Class, "reason %v", r.Reason)
+	wantSuggest := r.ShortTail || r.Reason == TooShort || r.Reason == StillChanging || r.Reason == Drifting
+	assert.Equal(t, wantSuggest, r.Suggest > 0, "reason %v, short tail %v, suggest %d", r.Reason, r.ShortTail, r.Suggest)
+	if r.Reason == Faster || r.Reason == Slower {
+		assert.False(t, same6(r.Ref.Median, r.Levels[len(r.Levels)-1].Median), "a change claimed beside equal medians")
 	}
-	for _, m := range arrow.FindAllStringSubmatch(r.Reason, -1) {
-		assert.NotEqual(t, m[1], m[2], "a change claimed beside equal numbers: %s", r.Reason)
+	if r.Class != NoSteadyState {
+		assert.Equal(t, r.ShortTail, r.TailWindows < ShortTailWindows)
 	}
-	assert.NotContains(t, r.Reason, r.Class.String(), "Reason does not repeat Class")
 }
 
 func TestFlat(t *testing.T) {
@@ -72,7 +69,8 @@ func TestFlat(t *testing.T) {
 		assert.Equal(t, Segment{0, 2000, r.Levels[0].Median}, r.Levels[0])
 		assert.InEpsilon(t, 1*ms, r.Levels[0].Median, 0.01)
 		assert.Zero(t, r.Suggest)
-		assert.Equal(t, "one level over all 62 windows (median "+fmtNs(r.Levels[0].Median, 3)+")", r.Reason)
+		assert.Equal(t, OneLevel, r.Reason)
+		assert.Equal(t, 62, r.Windows)
 		checkReason(t, r)
 	}
 }
@@ -96,7 +94,10 @@ func TestWarmupStep(t *testing.T) {
 		assertChangesNear(t, r.Changepoints, 300)
 		assert.Less(t, slices.Max(x[r.Start:]), int64(1.5*ms), "no sample of the 2 ms level in the steady window")
 		assert.Zero(t, r.Suggest)
-		assert.Regexp(t, `^median (1\.9\d|2\.\d\d) ms in iterations 0–319, faster at (1\.\d\d ms|99\d µs) in the steady window from iteration 320$`, r.Reason)
+		assert.Equal(t, Faster, r.Reason)
+		assert.Equal(t, Segment{0, 320, r.Ref.Median}, r.Ref)
+		assert.InEpsilon(t, 2*ms, r.Ref.Median, 0.03)
+		assert.InEpsilon(t, 1*ms, r.Levels[len(r.Levels)-1].Median, 0.03)
 		checkReason(t, r)
 	}
 }
@@ -132,7 +133,9 @@ func TestSlowdown(t *testing.T) {
 		assert.InDelta(t, 1200, r.Start, 32)
 		assertChangesNear(t, r.Changepoints, 1200)
 		assert.Zero(t, r.Suggest)
-		assert.Regexp(t, `^median (1\.\d\d ms|99\d µs) in iterations 0–1215, slower at 1\.[12]\d ms in the steady window from iteration 1216$`, r.Reason)
+		assert.Equal(t, Slower, r.Reason)
+		assert.Equal(t, Segment{0, 1216, r.Ref.Median}, r.Ref)
+		assert.InEpsilon(t, 1*ms, r.Ref.Median, 0.03)
 		checkReason(t, r)
 	}
 }
@@ -147,7 +150,11 @@ func TestStepNearEnd(t *testing.T) {
 		assert.Equal(t, 4000, r.Suggest)
 		require.NotEmpty(t, r.Changepoints)
 		assert.Equal(t, []int{1920}, r.Changepoints)
-		assert.Regexp(t, `^level still changing in the last 2 of 62 windows \(median (1\.\d\d ms|99\d µs) → 1\.[45]\d ms; a steady window needs at least 13 windows\); run with -benchtime=4000x$`, r.Reason)
+		assert.Equal(t, StillChanging, r.Reason)
+		assert.Equal(t, []int{2, 62, 13}, []int{r.TailWindows, r.Windows, r.MinTail})
+		assert.InEpsilon(t, 1*ms, r.Ref.Median, 0.03)
+		assert.InEpsilon(t, 1.5*ms, r.Levels[1].Median, 0.05)
+		assert.False(t, r.SameMedian)
 		checkReason(t, r)
 	}
 }
@@ -296,7 +303,8 @@ func TestTooShort(t *testing.T) {
 		if n >= 32 {
 			wholes = "1 whole window"
 		}
-		assert.Equal(t, fmt.Sprintf("%d iterations make %s of 32 (Config.Window); at least 2 are needed: run with -benchtime=640x", n, wholes), r.Reason)
+		assert.Equal(t, TooShort, r.Reason)
+		assert.Equal(t, n/32, r.Windows, wholes)
 		checkReason(t, r)
 	}
 	r := Detect(make([]int64, 150), Params{Window: 100})
@@ -312,7 +320,8 @@ func TestShortTailSuggests(t *testing.T) {
 	require.Equal(t, Warmup, r.Class, r.Reason)
 	assert.Equal(t, 8*32, r.Start)
 	assert.Equal(t, 840, r.Suggest, "twice 416, rounded up to two digits")
-	assert.Contains(t, r.Reason, "; the steady window holds only 5 windows (fewer than 8): for a firmer verdict run with -benchtime=840x")
+	assert.True(t, r.ShortTail)
+	assert.Equal(t, 5, r.TailWindows)
 	checkReason(t, r)
 }
 
@@ -334,7 +343,9 @@ func TestManyChangesNamed(t *testing.T) {
 	r := Detect(x, Params{})
 	require.Equal(t, NoSteadyState, r.Class, r.Reason)
 	require.Len(t, r.Changepoints, 3, r.Reason)
-	assert.Regexp(t, `^level changed 3 times, still in the last 4 of 62 windows \(median 1\.[45]\d ms → 1\.[67]\d ms; `, r.Reason)
+	assert.Equal(t, StillChanging, r.Reason)
+	assert.Equal(t, 4, r.TailWindows)
+	assert.InEpsilon(t, 1.4*ms, r.Ref.Median, 0.05)
 	checkReason(t, r)
 }
 
@@ -349,12 +360,14 @@ func TestFlatWithinMargin(t *testing.T) {
 	assert.Equal(t, Flat, r.Class)
 	assert.Equal(t, 31*32, r.Start)
 	assert.Zero(t, r.Suggest)
-	assert.Equal(t, "all 2 levels within 20.0 µs of the steady one (median 1.00 ms), which starts at iteration 992", r.Reason)
+	assert.Equal(t, WithinMargin, r.Reason)
+	assert.InDelta(t, 20e3, r.Margin, 1e-6)
 	// Beyond the margin the same levels make a warm-up.
 	r = Result{}
 	d.classify([]seg{{0, 31, 1.03 * ms}, {31, 62, 1.0 * ms}}, &r)
 	assert.Equal(t, Warmup, r.Class)
-	assert.Equal(t, "median 1.03 ms in iterations 0–991, faster at 1.00 ms in the steady window from iteration 992", r.Reason)
+	assert.Equal(t, Faster, r.Reason)
+	assert.Equal(t, Segment{0, 992, 1.03 * ms}, r.Ref)
 }
 
 func TestMinTail(t *testing.T) {
@@ -362,8 +375,7 @@ func TestMinTail(t *testing.T) {
 	x := series(4, 2000, 0.03, step(1728, 1*ms, 1.5*ms))
 	r := Detect(x, Params{})
 	assert.Equal(t, NoSteadyState, r.Class, "a tail of 8 windows is shorter than the default MinTail ⌈62/5⌉")
-	assert.Contains(t, r.Reason, "in the last 8 of 62 windows")
-	assert.Contains(t, r.Reason, "a steady window needs at least 13 windows")
+	assert.Equal(t, []int{8, 62, 13}, []int{r.TailWindows, r.Windows, r.MinTail})
 	checkReason(t, r)
 	r = Detect(x, Params{MinTail: 8})
 	assert.Equal(t, Slowdown, r.Class, r.Reason)
@@ -372,18 +384,18 @@ func TestMinTail(t *testing.T) {
 }
 
 // TestStride: with every 8th iteration kept, indices stay sample indices,
-// while Suggest and the iteration numbers in Reason count iterations.
+// while Suggest counts iterations.
 func TestStride(t *testing.T) {
 	x := series(1, 2000, 0.03, step(320, 2*ms, ms))
 	r1, r8 := Detect(x, Params{}), Detect(x, Params{Stride: 8})
 	assert.Equal(t, r1.Start, r8.Start)
 	assert.Equal(t, r1.Changepoints, r8.Changepoints)
 	assert.Equal(t, r1.Levels, r8.Levels)
-	assert.Regexp(t, `in iterations 0–2559, faster at .* from iteration 2560$`, r8.Reason)
+	assert.Equal(t, r1.Ref, r8.Ref)
 
 	short := Detect(x[:40], Params{Stride: 8})
 	assert.Equal(t, 5200, short.Suggest, "20 windows of 32 samples of 8 iterations")
-	assert.Equal(t, "320 iterations make 1 whole window of 256 (Config.Window); at least 2 are needed: run with -benchtime=5200x", short.Reason)
+	assert.Equal(t, []any{TooShort, 1}, []any{short.Reason, short.Windows})
 }
 
 // TestWideValues: values spanning more than 2^40 take the comparison sort;
@@ -422,8 +434,8 @@ func TestValidate(t *testing.T) {
 		p    Params
 		want string
 	}{
-		{Params{Window: 3}, "steady: Config.Window is 3; it must be 0 (meaning 32) or at least 4"},
-		{Params{Window: -1}, "steady: Config.Window is -1; it must be 0 (meaning 32) or at least 4"},
+		{Params{Window: 3}, "steady: Params.Window is 3; it must be 0 (meaning 32) or at least 4"},
+		{Params{Window: -1}, "steady: Params.Window is -1; it must be 0 (meaning 32) or at least 4"},
 		{Params{Tolerance: 1}, "steady: Params.Tolerance is 1; it must be in [0, 1) (0 means 0.02)"},
 		{Params{Tolerance: -0.1}, "steady: Params.Tolerance is -0.1; it must be in [0, 1) (0 means 0.02)"},
 		{Params{Alpha: 1.5}, "steady: Params.Alpha is 1.5; it must be in (0, 1) (0 means 0.001)"},
@@ -432,7 +444,7 @@ func TestValidate(t *testing.T) {
 	} {
 		require.EqualError(t, c.p.Validate(), c.want)
 		r := Detect(make([]int64, 1000), c.p)
-		assert.Equal(t, Result{Class: NoSteadyState, Start: -1, Reason: c.want}, r)
+		assert.Equal(t, Result{Class: NoSteadyState, Start: -1, Reason: InvalidParams, Err: c.p.Validate()}, r)
 	}
 	assert.NoError(t, Params{Window: 4, Tolerance: 0.5, Alpha: 0.05, MinTail: 1}.Validate())
 }
@@ -453,43 +465,32 @@ func TestBinomTail(t *testing.T) {
 }
 
 func TestFormatting(t *testing.T) {
-	assert.Equal(t, "812 ns", fmtNs(812, 3))
-	assert.Equal(t, "250 µs", fmtNs(250e3, 3))
-	assert.Equal(t, "1.42 ms", fmtNs(1.42e6, 3))
-	assert.Equal(t, "14.2 ms", fmtNs(14.2e6, 3))
-	assert.Equal(t, "2.00 s", fmtNs(2e9, 3))
-
-	a, b, same := pair(1.000e6, 1.001e6)
-	assert.Equal(t, []any{"1.000 ms", "1.001 ms", false}, []any{a, b, same})
-	a, b, same = pair(1.42e6, 1.17e6)
-	assert.Equal(t, []any{"1.42 ms", "1.17 ms", false}, []any{a, b, same})
-	_, _, same = pair(1e6, 1e6+0.1)
-	assert.True(t, same, "differ only past 6 digits")
+	assert.False(t, same6(1.000e6, 1.001e6))
+	assert.True(t, same6(1e6, 1e6+0.1), "differ only past 6 digits")
+	assert.Equal(t, "still-changing", StillChanging.String())
+	assert.Equal(t, "Reason(99)", Reason(99).String())
 
 	for n, want := range map[int]int{64: 64, 640: 640, 641: 650, 1234: 1300, 4000: 4000, 99999: 100000} {
 		assert.Equal(t, want, roundUp2(n), "roundUp2(%d)", n)
 	}
 }
 
-// TestChangeWordingFollowsNumbers drives classify with a late change whose
-// medians are equal, nearly equal, and far apart: the wording never claims a
-// change of median beside two equal numbers, and prints enough digits to
-// show a small one.
-func TestChangeWordingFollowsNumbers(t *testing.T) {
+// TestChangeFollowsNumbers drives classify with a late change whose
+// medians are equal, nearly equal, and far apart: SameMedian is set only
+// when they agree to six digits.
+func TestChangeFollowsNumbers(t *testing.T) {
 	d := newDetector(series(1, 2000, 0.01, constant(ms)), Params{})
 	d.prepare()
 	for _, c := range []struct {
 		last float64
-		want string
-	}{
-		{1e6, "its median stayed at 1.00 ms but its distribution changed"},
-		{1.0004e6, "median 1.0000 ms → 1.0004 ms"},
-		{1.5e6, "median 1.00 ms → 1.50 ms"},
-	} {
+		same bool
+	}{{1e6, true}, {1.0004e6, false}, {1.5e6, false}} {
 		var r Result
 		d.classify([]seg{{0, 60, 1e6}, {60, 62, c.last}}, &r)
 		assert.Equal(t, NoSteadyState, r.Class)
-		assert.Equal(t, "level still changing in the last 2 of 62 windows ("+c.want+"; a steady window needs at least 13 windows); run with -benchtime=4000x", r.Reason)
+		assert.Equal(t, StillChanging, r.Reason)
+		assert.Equal(t, c.same, r.SameMedian, "%v", c.last)
+		assert.Equal(t, 4000, r.Suggest)
 		checkReason(t, r)
 	}
 }
@@ -531,10 +532,7 @@ func FuzzDetect(f *testing.F) {
 				require.Zero(t, cp%win)
 			}
 		}
-		require.NotEmpty(t, r.Reason)
-		for _, m := range arrow.FindAllStringSubmatch(r.Reason, -1) {
-			require.NotEqual(t, m[1], m[2], r.Reason)
-		}
+		checkReason(t, r)
 	})
 }
 
@@ -552,7 +550,7 @@ func BenchmarkDetect100k(b *testing.B) {
 				r = Detect(x, Params{})
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(x)), "ns/sample")
-			b.Logf("%s: %s", name, r.Reason)
+			b.Logf("%s: %v %v", name, r.Class, r.Reason)
 		})
 	}
 }
