@@ -36,8 +36,6 @@ type census struct {
 	// missing from total).
 	total  uint64
 	exited int
-	// solo is, for sessions, the steps of the solo block it was taken over.
-	solo int
 }
 
 // threadGroup is the threads of one name created in one phase.

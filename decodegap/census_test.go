@@ -46,12 +46,12 @@ func TestCensusNoCPUAndUnavailable(t *testing.T) {
 
 func TestHostLineIsConditional(t *testing.T) {
 	rep := steadyReport()
-	assert.Empty(t, rep.hostLine(), "no host run, no line")
-	rep.hostWhy = "no /proc"
-	assert.Equal(t, "host: contention figures unavailable (no /proc)", rep.hostLine())
+	assert.Empty(t, rep.hostLine(runSettings), "no host run, no line")
+	rep.host.why = "no /proc"
+	assert.Equal(t, "host: contention figures unavailable (no /proc)", rep.hostLine(runSettings))
 
-	rep.hostOK = true
-	rep.host = hostmon.Span{
+	rep.host.ok = true
+	rep.host.span = hostmon.Span{
 		CPUs:                  hostmon.NewCPUSet(1),
 		ForeignBusyPct:        hostmon.Figure{Value: 91, Unit: "%"},
 		SiblingBusyPct:        hostmon.Figure{Reason: "no SMT"},
@@ -60,29 +60,34 @@ func TestHostLineIsConditional(t *testing.T) {
 		Load1:                 hostmon.Figure{Value: 1.5},
 		ProcessRunQueueWaitNs: hostmon.Figure{Value: 4e6, Unit: "ns"},
 	}
-	rep.verdict = rep.host.Screen(hostmon.Thresholds{})
-	require.True(t, rep.verdict.Contended)
-	line := rep.hostLine()
+	rep.host.verdict = rep.host.span.Screen(hostmon.Thresholds{})
+	require.True(t, rep.host.verdict.Contended)
+	line := rep.hostLine(runSettings)
 	assert.Contains(t, line, "host: contended: foreign 91")
-	assert.Contains(t, line, "on CPUs 1")
-	assert.Contains(t, line, "our run-queue wait 2µs/op")
-	assert.Contains(t, line, "Config.Screen.FailContended fails instead")
+	assert.Contains(t, line, "on CPUs 1: foreign 91%, steal 0%, PSI some 3%, load1 1.5")
+	assert.Contains(t, line, "this process's own threads (not the host's) waited 2µs/op on a run queue")
+	assert.NotContains(t, line, "our run-queue wait")
+	assert.Contains(t, line, "RunConfig.Screen.FailContended fails instead")
 	var b fakeB
-	rep.publish(&b, true)
+	pub(&b, rep, true)
 	assert.Equal(t, 91.0, b.metrics["foreign-%"])
 	_, has := b.metrics["sibling-%"]
 	assert.False(t, has, "an unavailable figure is not reported as 0")
 	assert.Empty(t, b.fatal)
 
-	rep.screen.FailContended = true
-	assert.NotContains(t, rep.hostLine(), "fails instead")
+	fail := (&RunConfig{Screen: Screen{FailContended: true}}).settings()
+	assert.NotContains(t, rep.hostLine(fail), "fails instead")
 	b = fakeB{}
-	rep.publish(&b, true)
-	assert.Contains(t, b.fatal, "the host was contended and Config.Screen.FailContended is set: foreign 91")
+	publish(&b, fail, rep, true)
+	assert.Contains(t, b.fatal, "decodegap.Run: the host was contended and RunConfig.Screen.FailContended is set: foreign 91")
 
-	rep.host.ForeignBusyPct.Value = 0.5
-	rep.host.Load1.Value = 0.1
-	rep.verdict = rep.host.Screen(hostmon.Thresholds{})
-	require.False(t, rep.verdict.Contended, rep.verdict.String())
-	assert.True(t, strings.HasPrefix(rep.hostLine(), "host: clean"), rep.hostLine())
+	rep.host.span.ForeignBusyPct.Value = 1e-9
+	rep.host.span.Load1.Value = 0.1
+	rep.host.verdict = rep.host.span.Screen(hostmon.Thresholds{})
+	require.False(t, rep.host.verdict.Contended, rep.host.verdict.String())
+	assert.True(t, strings.HasPrefix(rep.hostLine(runSettings), "host: clean"), rep.hostLine(runSettings))
+	assert.Contains(t, rep.hostLine(runSettings), "foreign 0%,", "a near-zero prints as 0")
+	b = fakeB{}
+	pub(&b, rep, false)
+	assert.Equal(t, 0.0, b.metrics["foreign-%"], "never 0.0000000 foreign-%")
 }

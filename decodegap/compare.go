@@ -1,14 +1,18 @@
 package decodegap
 
 import (
-	"flag"
+	"errors"
 	"fmt"
-	"math"
+	"os"
+	"path/filepath"
+	"regexp"
 	"runtime"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
+	"unicode"
+
+	"golang.org/x/perf/benchfmt"
 
 	"github.com/gapbench/gapbench/decodegap/internal/gap"
 	"github.com/gapbench/gapbench/internal/trace"
@@ -18,8 +22,10 @@ import (
 // Arm is one configuration that Compare measures.
 type Arm struct {
 	// Name labels the arm's sub-benchmark, BenchmarkX/arm=Name, so that
-	// `benchstat -col /arm` puts each arm in a column. It must be non-empty,
-	// unique, without white space or '/', and not "null" (the null arm's).
+	// `benchstat -col /arm` puts each arm in a column. It must read back
+	// unchanged through benchfmt: non-empty printable text without white
+	// space (NBSP included), '/' or '=', not ending in -N (which benchstat
+	// reads as GOMAXPROCS), unique, and not "null" (the null arm's).
 	Name string
 	// Open opens a fresh instance of the arm's step. Compare opens one for
 	// each block and closes it before the next block starts, so that no
@@ -37,145 +43,256 @@ const NullArm = "null"
 // result line per round:
 //
 //	func BenchmarkSpin(b *testing.B) {
-//		decodegap.Compare(b, cfg, decodegap.Arm{Name: "off", Open: openOff}, decodegap.Arm{Name: "on", Open: openOn})
+//		decodegap.Compare(b, decodegap.CompareConfig{}, decodegap.Arm{Name: "off", Open: openOff}, decodegap.Arm{Name: "on", Open: openOn})
 //	}
 //
 //	go test -bench BenchmarkSpin -benchtime=2000x -count 10 | tee out.txt
 //	go tool benchstat -col /arm out.txt
 //
-// Why: testing runs each sub-benchmark -count times back to back (A A A ...
-// B B B), so arms written as plain sub-benchmarks are compared across
-// whatever the host did in between. Compare instead runs -count rounds
-// itself, every arm once per round as a block of b.N steps (with cfg's gaps,
-// warm-up and steady-state detection, as Run), in an order drawn afresh
-// each round from Config.Seed, with no arm running twice in a row across a
-// round boundary. It then hands testing one sub-benchmark per arm whose
-// k-th run reports round k's figures: testing's A A A ... B B B printing
-// order no longer matters, since every line was measured inside
-// interleaved rounds.
+// testing would run plain sub-benchmarks -count times back to back (A A A
+// ... B B B), across whatever the host did in between. Compare instead runs
+// the rounds itself: every arm once per round as a block of N steps (N of
+// -benchtime=Nx; gaps, warm-up and steady-state detection as Run's), in an
+// order drawn afresh each round from CompareConfig.Seed, with no arm twice
+// in a row across a round boundary. A null arm, a second instance of the
+// first arm, runs in every round unless CompareConfig.NoNullArm is set; it
+// calibrates the verdicts. How rounds map onto -count and -cpu, and what
+// testing prints, is in testingcontract.go's contract (see the package doc).
 //
-// A null arm, a second instance of the first arm opened separately, runs in
-// every round unless Config.NoNullArm is set; its line carries null-ratio,
-// its mean over the first arm's in the same round. The log of the last line
-// printed (the last arm's last round; testing shows a parent benchmark's own
-// log only with -v) starts with the order used and each arm's verdict
-// against the first arm, judged by nullband.Judge against the null band.
-//
-// The number of steps per block is N of -benchtime=Nx (use that form); with
-// a duration, Compare sizes the block from a short calibration so that a
-// block lasts about that long, and testing's iteration column then does not
-// show the block size. Compare must be the whole body of its benchmark
-// function.
-//
-// Of Config, Compare honours Gap, Warmup, Window, RequireSteady (per
-// block), Counters, Budget (one confinement for all rounds), Screen (each
-// line carries its block's contention figures and census), Parity (once,
-// before the first round), Trace (one file per block, named
-// BenchmarkX/arm=NAME), NoNullArm, Seed and Verdict. Null, Open and
-// Sessions are Run's and are refused: each arm opens its own step.
-func Compare(b *testing.B, cfg Config, arms ...Arm) {
+// Between blocks Compare writes one progress line to stderr. A failure in
+// round k (an open, a nil step, a step error) stops the benchmark with an
+// error labelled "decodegap.Compare:" that names a file holding rounds
+// 1..k-1 as benchfmt lines. Compare must be the whole body of its
+// benchmark function.
+func Compare(b *testing.B, cfg CompareConfig, arms ...Arm) {
 	b.Helper()
-	if err := checkArms(arms, &cfg); err != nil {
+	s := cfg.settings()
+	if err := checkArms(arms, cfg.NoNullArm); err != nil {
 		b.Fatalf("decodegap.Compare: %v", err)
 	}
-	rounds := intFlag("test.count", 1)
+	p, err := readPlan()
+	if err != nil {
+		b.Fatalf("decodegap.Compare: %v", err)
+	}
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	h, err := openHost(&cfg)
+	h, err := openHost(s)
 	if err != nil {
 		b.Fatalf("decodegap.Compare: %v", err)
 	}
 	defer func() {
 		if err := h.close(); err != nil {
-			b.Errorf("decodegap.Compare: closing the host sampler or releasing Config.Budget's confinement: %v", err)
+			b.Errorf("decodegap.Compare: closing the host sampler or releasing CompareConfig.Budget's confinement: %v", err)
 		}
 	}()
-	n, err := blockSize(&cfg, arms[0])
+	n, err := blockSize(s, p, arms[0])
 	if err != nil {
 		b.Fatalf("decodegap.Compare: sizing the block from arm %q: %v", arms[0].Name, err)
 	}
-	if err := cfg.validate(n); err != nil {
+	if err := s.validate(n); err != nil {
 		b.Fatalf("decodegap.Compare: %v", err)
 	}
 	all := arms
 	if !cfg.NoNullArm {
 		all = append(append([]Arm(nil), arms...), Arm{Name: NullArm, Open: arms[0].Open})
 	}
-	order := nullband.Orders(len(all), rounds, cfg.Seed)
-	res := make([][]*report, len(all))
-	for a := range res {
-		res[a] = make([]*report, rounds)
-	}
-	if cfg.Parity != nil {
-		if err := cfg.Parity(); err != nil {
-			b.Fatalf("decodegap.Compare: parity check failed (Config.Parity), nothing was timed: %v", err)
+	if s.parity != nil {
+		if err := s.parity(); err != nil {
+			b.Fatalf("decodegap.Compare: parity check failed (CompareConfig.Parity), nothing was timed: %v", err)
 		}
 	}
-	dir := traceDir(&cfg)
-	for r := range rounds {
-		for _, a := range order[r] {
-			rep, run, err := measureArm(&cfg, n, all[a], h)
-			if err != nil {
-				b.Fatalf("decodegap.Compare: round %d of %d, arm %q: %v", r+1, rounds, all[a].Name, err)
-			}
-			rep.round, rep.rounds = r+1, rounds
-			if dir != "" {
-				paths, err := run.writeTrace(dir, b.Name()+"/arm="+all[a].Name, rep)
-				if err != nil {
-					b.Errorf("decodegap.Compare: writing the trace (Config.Trace or $%s): %v", trace.EnvDir, err)
-				}
-				rep.tracePaths = paths
-			}
-			res[a][r] = rep
+	c := &comparison{s: s, cfg: &cfg, arms: all, n: n, host: h, plan: p, bench: b.Name(), start: time.Now()}
+	if err := c.measure(); err != nil {
+		if path, werr := c.savePartial(); path != "" {
+			b.Fatalf("decodegap.Compare: %v; the rounds completed before it are kept in %s (benchfmt)", err, path)
+		} else if werr != nil {
+			b.Fatalf("decodegap.Compare: %v; the completed rounds could not be kept: %v", err, werr)
 		}
+		b.Fatalf("decodegap.Compare: %v", err)
 	}
-	if !cfg.NoNullArm {
-		base, null := res[0], res[len(all)-1]
-		for r := range rounds {
-			null[r].null = true
-			null[r].nullHow = fmt.Sprintf("null: this arm is a second instance of %q measured in the same round; its mean / %q's = %%.4f", arms[0].Name, arms[0].Name)
-			null[r].nullRatio = null[r].mean / base[r].mean
-			null[r].nullSteady = null[r].reached && base[r].reached
-			null[r].nullReason = "this arm or " + strconv.Quote(arms[0].Name) + " did not settle"
-		}
-	}
-	// testing prints a parent benchmark's log only with -v, so the order and
-	// the verdicts go at the head of the log of the last line printed: the
-	// last arm's last round.
-	res[len(all)-1][rounds-1].head = compareSummary(&cfg, all, order, res)
-
-	for a := range all {
-		k := 0
-		b.Run("arm="+all[a].Name, func(sb *testing.B) {
-			rep := res[a][min(k, rounds-1)]
-			last := isLastCall(sb)
-			rep.publish(sb, last)
-			if last {
-				k++
-			}
-		})
-	}
+	last := c.res[len(p.procs)-1]
+	last[len(all)-1][c.rounds-1].summary = c.summary()
+	c.replay(b)
 }
 
-// checkArms checks Compare's arguments.
-func checkArms(arms []Arm, cfg *Config) error {
-	if len(arms) == 0 {
-		return fmt.Errorf("no arms: pass at least one Arm (two to compare)")
+// comparison is one call of Compare: its arms, block size and plan, and the
+// results by GOMAXPROCS setting, arm and round.
+type comparison struct {
+	s     *settings
+	cfg   *CompareConfig
+	arms  []Arm // with the null arm last unless NoNullArm
+	n     int   // recorded steps per block
+	host  *hostRun
+	plan  plan
+	bench string
+	start time.Time
+	// rounds is the number of rounds run for every GOMAXPROCS setting.
+	rounds int
+	// order[pi][r] is round r's arm order at setting pi.
+	order [][][]int
+	// res[pi][a][r] is arm a's result in round r at setting pi.
+	res [][][]*result
+	// verdicts[pi] are the verdicts at setting pi, once judged.
+	verdicts [][]armVerdict
+}
+
+// measure runs the rounds for every -cpu setting, stopping a setting early
+// when its verdicts are decided (only with a single setting: see plan).
+func (c *comparison) measure() error {
+	p := c.plan
+	c.res = make([][][]*result, len(p.procs))
+	c.order = make([][][]int, len(p.procs))
+	c.verdicts = make([][]armVerdict, len(p.procs))
+	c.rounds = p.count
+	blocks, done := len(p.procs)*p.count*len(c.arms), 0
+	for pi, procs := range p.procs {
+		prev := runtime.GOMAXPROCS(procs)
+		c.order[pi] = nullband.Orders(len(c.arms), p.count, c.s.seed)
+		c.res[pi] = make([][]*result, len(c.arms))
+		for a := range c.arms {
+			c.res[pi][a] = make([]*result, 0, p.count)
+		}
+		for r := range p.count {
+			for _, a := range c.order[pi][r] {
+				res, run, err := c.block(c.arms[a])
+				if err != nil {
+					runtime.GOMAXPROCS(prev)
+					return fmt.Errorf("round %d of %d at GOMAXPROCS %d, arm %q: %w", r+1, p.count, procs, c.arms[a].Name, err)
+				}
+				res.round, res.rounds, res.procs = r+1, p.count, procs
+				if dir := traceDir(c.s); dir != "" {
+					paths, err := run.writeTrace(dir, c.bench+"/arm="+c.arms[a].Name, res)
+					if err != nil {
+						runtime.GOMAXPROCS(prev)
+						return fmt.Errorf("writing the trace (CompareConfig.Trace or $%s): %w", trace.EnvDir, err)
+					}
+					res.tracePaths = paths
+				}
+				c.res[pi][a] = append(c.res[pi][a], res)
+				done++
+				c.progress(pi, r, a, done, blocks)
+			}
+			c.nullRatios(pi, r)
+			decided := c.judge(pi, r+1)
+			if decided && len(p.procs) == 1 && r+1 < p.count {
+				c.rounds = r + 1
+				fmt.Fprintf(progressOut, "decodegap.Compare: %s: every verdict decided after %d of %d rounds (-count is the most): stopping\n", c.bench, r+1, p.count)
+				break
+			}
+		}
+		runtime.GOMAXPROCS(prev)
+		for a := range c.arms {
+			for _, res := range c.res[pi][a] {
+				res.rounds = c.rounds
+			}
+		}
+	}
+	return nil
+}
+
+// progressOut is where progress lines go: stderr, between blocks.
+var progressOut = os.Stderr
+
+// progress writes one line after a block: where the run is, the block's
+// step and gap, and the time elapsed and left.
+func (c *comparison) progress(pi, r, a, done, blocks int) {
+	el := time.Since(c.start)
+	eta := time.Duration(float64(el) / float64(done) * float64(blocks-done))
+	res := c.res[pi][a][r]
+	fmt.Fprintf(progressOut, "decodegap.Compare: %s: round %d/%d, GOMAXPROCS %d, arm %q: step p50 %s, gap %s; elapsed %s, ETA %s\n",
+		c.bench, r+1, c.plan.count, c.plan.procs[pi], c.arms[a].Name, fmtNs(res.lat.p50), fmtNs(res.gap.mean),
+		el.Round(time.Second), eta.Round(time.Second))
+}
+
+// nullRatios sets the null arm's ratio to the first arm in round r.
+func (c *comparison) nullRatios(pi, r int) {
+	if c.cfg.NoNullArm {
+		return
+	}
+	base, null := c.res[pi][0][r], c.res[pi][len(c.arms)-1][r]
+	null.null = nullResult{on: true, ratio: null.lat.mean / base.lat.mean, steady: null.reached && base.reached, of: c.arms[0].Name}
+}
+
+// block opens arm, runs one block of c.n recorded steps, closes it, and
+// returns the block's result. The caller has locked the OS thread.
+func (c *comparison) block(arm Arm) (*result, *runner, error) {
+	return measureBlock(c.s, c.n, arm, c.host)
+}
+
+// measureBlock opens arm, runs n recorded steps after the warm-up, closes
+// it, and returns the result; h may be nil (no host figures).
+func measureBlock(s *settings, n int, arm Arm, h *hostRun) (res *result, r *runner, err error) {
+	r = newRunner(s, n)
+	if h != nil {
+		r.host, r.cr.sampler = h, h.sampler
+		r.phases[phaseBefore] = selfTasks()
+	}
+	step, closeArm, err := arm.Open()
+	if closeArm != nil {
+		defer func() {
+			if cerr := closeArm(); cerr != nil && err == nil {
+				err = fmt.Errorf("closing: %w", cerr)
+			}
+		}()
 	}
 	switch {
-	case cfg.Null != nil:
-		return fmt.Errorf("Config.Null is set: Compare opens its own null arm from the first Arm (set Config.NoNullArm to leave it out)")
-	case cfg.Open != nil:
-		return fmt.Errorf("Config.Open is set: Compare opens each arm with its Arm.Open; leave Config.Open unset")
-	case cfg.Sessions > 1:
-		return fmt.Errorf("Config.Sessions = %d: Compare runs one session per arm; compare session counts as arms whose steps run the sessions, or use Run", cfg.Sessions)
+	case err != nil:
+		return nil, nil, fmt.Errorf("opening: %w", err)
+	case step == nil:
+		return nil, nil, errors.New("opening returned a nil step (Arm.Open must return a step or an error)")
+	}
+	if h != nil {
+		r.phases[phaseSetup] = selfTasks()
+	}
+	if err := r.waiter.Begin(); err != nil {
+		return nil, nil, fmt.Errorf("preparing gaps (CompareConfig.Gap.Kind = %v): %w", s.gap.Kind, err)
+	}
+	r.wallStart, r.loopStartNs = wallNow(), gap.Now()
+	i, lerr := r.loop(step)
+	r.waiter.End()
+	if lerr != nil {
+		return nil, nil, fmt.Errorf("step failed at %s: %w", r.iterName(i), lerr)
+	}
+	return r.analyzeSingle(), r, nil
+}
+
+// blockSize returns the recorded steps per block: N of -benchtime=Nx, or,
+// for a duration D, D divided by the time per iteration (step and gap) of a
+// calibration block of two windows of the first arm.
+func blockSize(s *settings, p plan, first Arm) (int, error) {
+	if p.iters > 0 {
+		return p.iters, nil
+	}
+	calib := 2 * s.windowSize()
+	c := *s
+	c.warmup = 0
+	start := gap.Now()
+	if _, _, err := measureBlock(&c, calib, first, nil); err != nil {
+		return 0, err
+	}
+	per := float64(gap.Now()-start) / float64(calib)
+	return max(calib, int(float64(p.duration.Nanoseconds())/per)), nil
+}
+
+// gomaxprocsSuffix matches a name ending that benchfmt reads as -cpu's.
+var gomaxprocsSuffix = regexp.MustCompile(`-\d+$`)
+
+// checkArms checks Compare's arms: each name must read back unchanged
+// through benchfmt as the value of the arm key.
+func checkArms(arms []Arm, noNull bool) error {
+	if len(arms) == 0 {
+		return errors.New("no arms: pass at least one Arm (two to compare)")
 	}
 	seen := map[string]bool{}
 	for i, a := range arms {
+		bad := a.Name == "" || strings.ContainsAny(a.Name, "/=") || gomaxprocsSuffix.MatchString(a.Name)
+		for _, r := range a.Name {
+			bad = bad || unicode.IsSpace(r) || !unicode.IsPrint(r) || r == '\u00a0'
+		}
 		switch {
-		case a.Name == "" || strings.ContainsAny(a.Name, " \t\n/"):
-			return fmt.Errorf("arms[%d].Name = %q: want a non-empty name without white space or '/'", i, a.Name)
-		case a.Name == NullArm && !cfg.NoNullArm:
+		case bad || !readsBack(a.Name):
+			return fmt.Errorf("arms[%d].Name = %q: want printable text without white space, '/' or '=', not ending in -N (benchstat reads that as GOMAXPROCS)", i, a.Name)
+		case a.Name == NullArm && !noNull:
 			return fmt.Errorf("arms[%d].Name = %q is the null arm's name: rename the arm", i, a.Name)
 		case seen[a.Name]:
 			return fmt.Errorf("arms[%d].Name = %q is used twice: give each arm its own name", i, a.Name)
@@ -187,134 +304,80 @@ func checkArms(arms []Arm, cfg *Config) error {
 	return nil
 }
 
-// measureArm opens arm, runs one block of n recorded steps, closes it, and
-// returns the block's report. The caller has locked the OS thread.
-func measureArm(cfg *Config, n int, arm Arm, h *hostRun) (rep *report, r *runner, err error) {
-	r = newRunner(cfg, n)
-	if h != nil {
-		r.host, r.cr.sampler = h, h.sampler
-		r.phases[phaseBefore] = selfTasks()
+// readsBack reports whether benchfmt reads a result line of arm name back
+// with the name unchanged, at GOMAXPROCS 1 and 2.
+func readsBack(name string) bool {
+	in := "BenchmarkX/arm=" + name + " 1 1 ns/op\nBenchmarkX/arm=" + name + "-2 1 1 ns/op\n"
+	rd := benchfmt.NewReader(strings.NewReader(in), "check")
+	want := [][]string{{"/arm=" + name}, {"/arm=" + name, "-2"}}
+	k := 0
+	for rd.Scan() {
+		r, ok := rd.Result().(*benchfmt.Result)
+		if !ok || k >= len(want) {
+			return false
+		}
+		_, parts := r.Name.Parts()
+		if len(parts) != len(want[k]) {
+			return false
+		}
+		for i, p := range parts {
+			if string(p) != want[k][i] {
+				return false
+			}
+		}
+		k++
 	}
-	step, closeArm, err := arm.Open()
+	return rd.Err() == nil && k == 2
+}
+
+// savePartial writes the rounds completed at every setting to a benchfmt
+// file (in the trace folder, else the temporary one) and returns its path;
+// "" when no round was completed.
+func (c *comparison) savePartial() (string, error) {
+	var b strings.Builder
+	for pi, procs := range c.plan.procs {
+		if c.res == nil || c.res[pi] == nil {
+			break
+		}
+		complete := len(c.res[pi][0])
+		for a := range c.arms {
+			complete = min(complete, len(c.res[pi][a]))
+		}
+		for r := range complete {
+			for a, arm := range c.arms {
+				b.WriteString(benchLine(c.bench+"/arm="+arm.Name, procs, c.n, c.res[pi][a][r]))
+			}
+		}
+	}
+	if b.Len() == 0 {
+		return "", nil
+	}
+	dir := traceDir(c.s)
+	if dir == "" {
+		dir = os.TempDir()
+	}
+	name := strings.NewReplacer("/", "_", " ", "_").Replace(c.bench)
+	f, err := os.CreateTemp(dir, "decodegap-partial-"+name+"-*.txt")
 	if err != nil {
-		return nil, nil, fmt.Errorf("opening: %v", err)
+		return "", err
 	}
-	if closeArm != nil {
-		defer func() {
-			if cerr := closeArm(); cerr != nil && err == nil {
-				err = fmt.Errorf("closing: %v", cerr)
-			}
-		}()
+	if _, err := f.WriteString(b.String()); err != nil {
+		f.Close()
+		return "", err
 	}
-	if h != nil {
-		r.phases[phaseSetup] = selfTasks()
-	}
-	if err := r.waiter.Begin(); err != nil {
-		return nil, nil, fmt.Errorf("preparing gaps (Config.Gap.Kind = %v): %v", cfg.Gap.Kind, err)
-	}
-	r.wallStart, r.loopStartNs = wallNow(), gap.Now()
-	i, lerr := r.loop(step, nil)
-	r.waiter.End()
-	if lerr != nil {
-		return nil, nil, fmt.Errorf("step failed at %s: %v", r.iterName(i), lerr)
-	}
-	return r.analyze(), r, nil
+	return filepath.Clean(f.Name()), f.Close()
 }
 
-// blockSize returns the recorded steps per block: N of -benchtime=Nx, or,
-// for a duration D, D divided by the time per iteration (step and gap) of a
-// calibration block of two windows of the first arm.
-func blockSize(cfg *Config, first Arm) (int, error) {
-	bt := "1s"
-	if f := flag.Lookup("test.benchtime"); f != nil {
-		bt = f.Value.String()
+// benchLine formats one result as testing would print it.
+func benchLine(name string, procs, n int, res *result) string {
+	if procs != 1 {
+		name = fmt.Sprintf("%s-%d", name, procs)
 	}
-	if s, ok := strings.CutSuffix(bt, "x"); ok {
-		if n, err := strconv.Atoi(s); err == nil && n > 0 {
-			return n, nil
-		}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s\t%d", name, n)
+	for _, m := range res.metrics() {
+		m.value = reportValue(m.value)
+		fmt.Fprintf(&b, "\t%g %s", m.value, reportUnit(m))
 	}
-	d, err := time.ParseDuration(bt)
-	if err != nil || d <= 0 {
-		d = time.Second
-	}
-	calib := 2 * cfg.window()
-	c := *cfg
-	c.Warmup = 0
-	start := gap.Now()
-	if _, _, err := measureArm(&c, calib, first, nil); err != nil {
-		return 0, err
-	}
-	per := float64(gap.Now()-start) / float64(calib)
-	return max(calib, int(float64(d.Nanoseconds())/per)), nil
-}
-
-// cpuPerWall is the counter span's process CPU per wall second, NaN when
-// the counters are unavailable (Judge then treats the round as missing).
-func (rep *report) cpuPerWall() float64 {
-	if c := &rep.counters; c.ok && c.wallNs > 0 {
-		return float64(c.cpuNs) / float64(c.wallNs)
-	}
-	return math.NaN()
-}
-
-// intFlag returns the integer value of a testing flag, or def.
-func intFlag(name string, def int) int {
-	if f := flag.Lookup(name); f != nil {
-		if v, err := strconv.Atoi(f.Value.String()); err == nil && v > 0 {
-			return v
-		}
-	}
-	return def
-}
-
-// compareSummary returns the parent benchmark's log: the order used and
-// each arm's verdict against the first arm.
-func compareSummary(cfg *Config, all []Arm, order [][]int, res [][]*report) []string {
-	var o strings.Builder
-	fmt.Fprintf(&o, "order (Config.Seed = %d):", cfg.Seed)
-	for r, perm := range order {
-		if r > 0 {
-			o.WriteString(" |")
-		}
-		for _, a := range perm {
-			o.WriteString(" " + all[a].Name)
-		}
-	}
-	lines := []string{o.String()}
-	if cfg.NoNullArm {
-		return append(lines, "verdicts: none without a null arm (Config.NoNullArm is set); compare the columns with benchstat")
-	}
-	base, null := res[0], res[len(all)-1]
-	opt := cfg.Verdict
-	opt.Knobs = nullband.Knobs{Rounds: "-count", RejectRatio: "Config.Verdict.RejectRatio", MaxBand: "Config.Verdict.MaxBand"}
-	for a := 1; a < len(all)-1; a++ {
-		// Judge the mean (ns/op) and the median step (p50-ns/op), the mean
-		// carrying the tail and the median the typical step, and what the
-		// steps cost the machine (cpu/wall).
-		var parts []string
-		for _, m := range []struct {
-			unit string
-			of   func(*report) float64
-		}{
-			{"ns/op", func(r *report) float64 { return r.mean }},
-			{"p50-ns/op", func(r *report) float64 { return r.p50 }},
-			{"cpu/wall", (*report).cpuPerWall},
-		} {
-			var s nullband.Samples
-			for r := range base {
-				s.Base = append(s.Base, m.of(base[r]))
-				s.Candidate = append(s.Candidate, m.of(res[a][r]))
-				s.Null = append(s.Null, m.of(null[r]))
-			}
-			v, err := nullband.Judge(s, opt)
-			if err != nil {
-				parts = append(parts, fmt.Sprintf("%s: no verdict: %v", m.unit, err))
-				continue
-			}
-			parts = append(parts, fmt.Sprintf("%s %v: %s", m.unit, v.Kind, v.Reason))
-		}
-		lines = append(lines, fmt.Sprintf("%s vs %s: %s", all[a].Name, all[0].Name, strings.Join(parts, "; ")))
-	}
-	return lines
+	return b.String() + "\n"
 }

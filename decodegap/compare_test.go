@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -39,40 +41,91 @@ func compareChild(b *testing.B) {
 			return spinFor(d), func() error { closed++; return nil }, nil
 		}
 	}
-	Compare(b, Config{Window: 8, Seed: 3, Parity: func() error { fmt.Fprintln(os.Stderr, "parity checked"); return nil }},
+	Compare(b, CompareConfig{Window: 8, Seed: 3, Parity: func() error { fmt.Fprintln(os.Stderr, "parity checked"); return nil }},
 		Arm{Name: "fast", Open: open(5 * time.Microsecond)},
 		Arm{Name: "slow", Open: open(10 * time.Microsecond)})
 }
 
-func TestCompareInterleavesArmsAndReportsEachRound(t *testing.T) {
-	out, err := runChildArgs(t, "compare", "-test.benchtime=64x", "-test.count=4")
-	require.NoError(t, err, out)
+// compareFailChild is the "compare-fail" mode: arm "b"'s third open fails,
+// or returns a nil step with DECODEGAP_TEST_NIL=1.
+func compareFailChild(b *testing.B) {
+	opens := 0
+	Compare(b, CompareConfig{Window: 8, NoNullArm: true},
+		Arm{Name: "a", Open: Func(spinFor(2 * time.Microsecond))},
+		Arm{Name: "b", Open: func() (Step, func() error, error) {
+			opens++
+			switch {
+			case opens < 3:
+				return spinFor(2 * time.Microsecond), nil, nil
+			case os.Getenv("DECODEGAP_TEST_NIL") == "1":
+				return nil, nil, nil
+			}
+			return nil, nil, errors.New("the model file vanished")
+		}})
+}
 
-	// Parse the output as benchstat would.
+// benchResults parses benchfmt results out of a child's output.
+func benchResults(t *testing.T, out string) []*benchfmt.Result {
+	t.Helper()
 	rd := benchfmt.NewReader(strings.NewReader(out), "child")
-	counts := map[string]int{}
+	var rs []*benchfmt.Result
 	for rd.Scan() {
 		if r, ok := rd.Result().(*benchfmt.Result); ok {
-			name := regexp.MustCompile(`-\d+$`).ReplaceAllString(string(r.Name.Full()), "")
-			counts[name]++
-			assert.Equal(t, 64, r.Iters, name)
-			_, hasThreads := r.Value("threads")
-			assert.True(t, hasThreads, "every block reports its census and contention: %s", name)
-			if strings.HasSuffix(name, "arm=null") {
-				_, ok := r.Value("null-ratio")
-				assert.True(t, ok, "the null arm's line carries null-ratio")
-			}
+			rs = append(rs, r.Clone())
 		}
 	}
 	require.NoError(t, rd.Err())
-	assert.Equal(t, map[string]int{"Child/arm=fast": 4, "Child/arm=slow": 4, "Child/arm=null": 4}, counts)
+	return rs
+}
 
-	// The order actually used: four rounds, each a permutation of the three
+// armOf returns a result's arm and GOMAXPROCS as benchfmt reads them.
+func armOf(r *benchfmt.Result) (arm string, procs int) {
+	_, parts := r.Name.Parts()
+	procs = 1
+	for _, p := range parts {
+		switch {
+		case strings.HasPrefix(string(p), "/arm="):
+			arm = strings.TrimPrefix(string(p), "/arm=")
+		case strings.HasPrefix(string(p), "-"):
+			procs, _ = strconv.Atoi(string(p[1:]))
+		}
+	}
+	return arm, procs
+}
+
+func TestCompareInterleavesArmsAndReportsEachRound(t *testing.T) {
+	// Six rounds: the fewest that give benchstat and the verdict a CI.
+	out, err := runChildArgs(t, "compare", "-test.benchtime=64x", "-test.count=6", "-test.cpu=1")
+	require.NoError(t, err, out)
+
+	p50 := map[string][]float64{}
+	for _, r := range benchResults(t, out) {
+		arm, procs := armOf(r)
+		assert.Equal(t, 1, procs)
+		assert.Equal(t, 64, r.Iters, arm)
+		_, hasThreads := r.Value("threads")
+		assert.True(t, hasThreads, "every block reports its census and contention: %s", arm)
+		_, hasNull := r.Value("null-ratio")
+		assert.Equal(t, arm == "null", hasNull, "only the null arm's line carries null-ratio: %s", arm)
+		v, ok := r.Value("p50-sec/op")
+		require.True(t, ok)
+		p50[arm] = append(p50[arm], v)
+	}
+	require.Len(t, p50["fast"], 6, out)
+	require.Len(t, p50["slow"], 6)
+	require.Len(t, p50["null"], 6)
+	for k := range 6 {
+		// Spinning is at least as long as asked: 10 µs against 5 µs.
+		assert.GreaterOrEqual(t, p50["slow"][k], 10e-6, "round %d", k+1)
+		assert.Greater(t, p50["slow"][k], p50["fast"][k], "round %d: the slower arm is slower", k+1)
+	}
+
+	// The order actually used: six rounds, each a permutation of the three
 	// arms, no arm twice in a row across a round boundary.
-	m := regexp.MustCompile(`order \(Config.Seed = 3\):(.*)`).FindStringSubmatch(out)
+	m := regexp.MustCompile(`order at GOMAXPROCS 1 \(CompareConfig.Seed = 3\):(.*)`).FindStringSubmatch(out)
 	require.NotNil(t, m, out)
 	rounds := strings.Split(m[1], "|")
-	require.Len(t, rounds, 4)
+	require.Len(t, rounds, 6)
 	prevLast := ""
 	for _, r := range rounds {
 		arms := strings.Fields(r)
@@ -83,40 +136,82 @@ func TestCompareInterleavesArmsAndReportsEachRound(t *testing.T) {
 	assert.Contains(t, out, "slow vs fast: ns/op ")
 	assert.Contains(t, out, "; p50-ns/op ")
 	assert.Contains(t, out, "; cpu/wall ")
-	assert.Contains(t, out, "round 4 of 4 (decodegap.Compare: the order and the verdicts head")
 	assert.NotContains(t, out, "opened while another was still open")
-	assert.Equal(t, 1, strings.Count(out, "parity checked"), "Config.Parity runs once, before the rounds")
+	assert.Equal(t, 1, strings.Count(out, "parity checked"), "CompareConfig.Parity runs once, before the rounds")
+	// Progress: one line per block on stderr, between blocks.
+	assert.Equal(t, 18, strings.Count(out, "decodegap.Compare: BenchmarkChild: round "), out)
+	assert.Contains(t, out, "decodegap.Compare: BenchmarkChild: round 6/6, GOMAXPROCS 1, arm ")
+}
+
+// TestCompareMeasuresEveryCPUSetting: with -cpu 1,2 the -2 lines are
+// measured at GOMAXPROCS 2, not copies of the last -1 round.
+func TestCompareMeasuresEveryCPUSetting(t *testing.T) {
+	out, err := runChildArgs(t, "compare", "-test.benchtime=32x", "-test.count=3", "-test.cpu=1,2")
+	require.NoError(t, err, out)
+	lines := map[[2]any][]float64{}
+	for _, r := range benchResults(t, out) {
+		arm, procs := armOf(r)
+		v, _ := r.Value("sec/op")
+		lines[[2]any{arm, procs}] = append(lines[[2]any{arm, procs}], v)
+	}
+	for _, arm := range []string{"fast", "slow", "null"} {
+		require.Len(t, lines[[2]any{arm, 1}], 3, out)
+		require.Len(t, lines[[2]any{arm, 2}], 3, out)
+		assert.NotEqual(t, lines[[2]any{arm, 1}][2], lines[[2]any{arm, 2}][0], "the -2 lines are not copies of the last -1 line")
+	}
+	assert.Contains(t, out, "round 3/3, GOMAXPROCS 2, arm ")
+	assert.Contains(t, out, "order at GOMAXPROCS 1 ")
+	assert.Contains(t, out, "order at GOMAXPROCS 2 ")
+}
+
+func TestCompareFailureKeepsCompletedRounds(t *testing.T) {
+	dir := t.TempDir()
+	cmd := exec.Command(os.Args[0], "-test.run=^$", "-test.bench=^BenchmarkChild$", "-test.benchtime=32x", "-test.count=4")
+	cmd.Env = append(os.Environ(), childEnv+"=compare-fail", "TMPDIR="+dir)
+	b, err := cmd.CombinedOutput()
+	out := string(b)
+	require.Error(t, err, out)
+	m := regexp.MustCompile(`decodegap.Compare: round 3 of 4 at GOMAXPROCS \d+, arm "b": opening: the model file vanished; the rounds completed before it are kept in (\S+) \(benchfmt\)`).FindStringSubmatch(out)
+	require.NotNil(t, m, out)
+	kept, err := os.ReadFile(m[1])
+	require.NoError(t, err)
+	rs := benchResults(t, string(kept))
+	require.Len(t, rs, 4, "rounds 1 and 2 of both arms")
+	for _, r := range rs {
+		_, ok := r.Value("p50-sec/op")
+		assert.True(t, ok)
+	}
+
+	cmd = exec.Command(os.Args[0], "-test.run=^$", "-test.bench=^BenchmarkChild$", "-test.benchtime=32x", "-test.count=4")
+	cmd.Env = append(os.Environ(), childEnv+"=compare-fail", "TMPDIR="+dir, "DECODEGAP_TEST_NIL=1")
+	b, err = cmd.CombinedOutput()
+	require.Error(t, err)
+	assert.Contains(t, string(b), `arm "b": opening returned a nil step (Arm.Open must return a step or an error)`)
+	assert.NotContains(t, string(b), "SIGSEGV")
 }
 
 func TestCheckArms(t *testing.T) {
-	open := Opener(func() (Step, func() error, error) { return func() error { return nil }, nil, nil })
+	open := Func(func() error { return nil })
 	cases := []struct {
 		arms []Arm
-		cfg  Config
 		want string
 	}{
-		{nil, Config{}, "no arms: pass at least one Arm"},
-		{[]Arm{{Name: "a b", Open: open}}, Config{}, `arms[0].Name = "a b": want a non-empty name without white space or '/'`},
-		{[]Arm{{Name: "null", Open: open}}, Config{}, `arms[0].Name = "null" is the null arm's name`},
-		{[]Arm{{Name: "a", Open: open}, {Name: "a", Open: open}}, Config{}, `arms[1].Name = "a" is used twice`},
-		{[]Arm{{Name: "a"}}, Config{}, `arms[0].Open (arm "a") is nil`},
-		{[]Arm{{Name: "a", Open: open}}, Config{Null: open}, "Config.Null is set: Compare opens its own null arm"},
-		{[]Arm{{Name: "a", Open: open}}, Config{Open: open}, "Config.Open is set: Compare opens each arm with its Arm.Open"},
-		{[]Arm{{Name: "a", Open: open}}, Config{Sessions: 2}, "Config.Sessions = 2: Compare runs one session per arm"},
+		{nil, "no arms: pass at least one Arm"},
+		{[]Arm{{Name: "a b", Open: open}}, `arms[0].Name = "a b": want printable text without white space`},
+		{[]Arm{{Name: "a\rb", Open: open}}, `arms[0].Name = "a\rb"`},
+		{[]Arm{{Name: "a\u00a0b", Open: open}}, `arms[0].Name = "a\u00a0b"`},
+		{[]Arm{{Name: "v-2", Open: open}}, `arms[0].Name = "v-2": want printable text without white space, '/' or '=', not ending in -N (benchstat reads that as GOMAXPROCS)`},
+		{[]Arm{{Name: "k=v", Open: open}}, `arms[0].Name = "k=v"`},
+		{[]Arm{{Name: "null", Open: open}}, `arms[0].Name = "null" is the null arm's name`},
+		{[]Arm{{Name: "a", Open: open}, {Name: "a", Open: open}}, `arms[1].Name = "a" is used twice`},
+		{[]Arm{{Name: "a"}}, `arms[0].Open (arm "a") is nil`},
 	}
 	for _, c := range cases {
-		err := checkArms(c.arms, &c.cfg)
+		err := checkArms(c.arms, false)
 		if assert.Error(t, err) {
 			assert.Contains(t, err.Error(), c.want)
 		}
 	}
-	cfg := Config{NoNullArm: true}
-	assert.NoError(t, checkArms([]Arm{{Name: "null", Open: open}}, &cfg))
-}
-
-func TestCompareSummaryWithoutNullArm(t *testing.T) {
-	cfg := Config{NoNullArm: true}
-	lines := compareSummary(&cfg, []Arm{{Name: "a"}, {Name: "b"}}, [][]int{{1, 0}, {0, 1}}, nil)
-	assert.Equal(t, "order (Config.Seed = 0): b a | a b", lines[0])
-	assert.Contains(t, lines[1], "verdicts: none without a null arm (Config.NoNullArm is set)")
+	assert.NoError(t, checkArms([]Arm{{Name: "null", Open: open}}, true))
+	assert.NoError(t, checkArms([]Arm{{Name: "v2-fast", Open: open}, {Name: "µs_8", Open: open}}, false))
 }

@@ -8,14 +8,22 @@ import (
 )
 
 // Step is one unit of decode-shaped work: one token, one audio frame, one
-// request. Run calls it once per iteration, from a single goroutine locked to
-// its OS thread; an error stops the benchmark (b.Fatalf names the iteration).
+// request. It is called from a single goroutine locked to its OS thread; an
+// error stops the measurement and is quoted with the iteration.
 type Step func() error
 
 // Opener opens a fresh, independent instance of a step: its own state and
 // resources. close releases them; it may be nil when there is nothing to
-// release. Config.Null and Compare's arms use it.
+// release. It is the one way to hand a step to Run and Compare.
 type Opener func() (step Step, close func() error, err error)
+
+// Func returns an Opener that hands out step itself on every call, with
+// nothing to close: for a step with no state worth opening afresh. Its
+// instances are all the same function, so they are not independent:
+// RunConfig.Null and RunConfig.Sessions need a real Opener.
+func Func(step Step) Opener {
+	return func() (Step, func() error, error) { return step, nil, nil }
+}
 
 // GapKind is how Run spends the idle gap between two steps.
 type GapKind int
@@ -106,139 +114,178 @@ type Gap struct {
 	// that the CPU spent spinning stays within about a quarter of the mean
 	// gap. It must be >= 0.
 	Spin time.Duration
-	// Seed seeds GapUniform and GapExponential: the same seed gives the same
-	// sequence of requested gaps. 0 is a valid seed like any other.
-	Seed uint64
 }
 
-// Config configures Run. The zero Config is valid: no gap, no discarded
-// warm-up iterations, windows of 32 steps, and a report whatever the
-// steady-state verdict.
-type Config struct {
+// RunConfig configures Run. The zero RunConfig is valid: no gap, no
+// discarded warm-up iterations, windows of 32 steps, one instance, and a
+// report whatever the steady-state verdict.
+type RunConfig struct {
 	// Gap is the idle time injected before each step; the zero Gap is none.
 	Gap Gap
 	// Warmup is the number of iterations run and discarded before the b.N
-	// recorded ones. It must be >= 0. Steady-state detection still runs on
-	// the recorded ones, so 0 is safe: warm-up that remains is found and
-	// left out of the report.
+	// recorded ones; >= 0. Steady-state detection still runs on the
+	// recorded ones, so 0 is safe.
 	Warmup int
 	// Window is the number of steps per window: the unit of steady-state
 	// detection and the spacing of counter snapshots. 0 means 32; otherwise
-	// it must be at least 4, and b.N must hold at least 2 windows for a
-	// steady state to be found at all.
+	// >= 4, and b.N must hold two windows for a steady state to be found.
 	Window int
-	// Null, when set, opens a second, independent instance of the step (its
-	// own state, its own thread pool): the null arm. Run then alternates the
-	// recorded iterations between the step and the null instance a window
-	// at a time (A A' A' A ...), reports the step's figures from its own
-	// iterations, and adds null-ratio: the null instance's steady mean over
-	// the step's. Over -count runs, null-ratio is the spread an A/B ratio
-	// must exceed to be more than noise. The process counters cannot tell
-	// the instances apart, so their per-op figures count the iterations of
-	// both. Run closes the instance before it returns.
-	Null Opener
-	// Open, when set, opens the step, and Run's step argument must be nil.
-	// Run calls it after reading the process's threads, so the threads the
-	// open creates (an engine's thread pool) are attributed to it in the
-	// thread census, and closes the step before returning. Sessions needs
-	// it to open one instance per session.
-	Open Opener
-	// Sessions, when > 1, runs that many independent instances of the step
-	// (each opened with Config.Open, which it requires) on as many
-	// goroutines locked to OS threads, released together each iteration:
-	// an op is then one round of Sessions steps. Run first measures session
-	// 1 alone for the thread census (never inside the concurrent region,
-	// where observing would serialize what is measured), then reports the
-	// pooled latency of every session's steps, each session's p50 and p90,
-	// and the throughput of the whole. 0 and 1 mean one session.
+	// Seed seeds everything Run draws at random (GapUniform and
+	// GapExponential gaps): the same seed, the same sequence. 0 is a seed
+	// like any other.
+	Seed uint64
+	// Null opens a second, independent instance with the same Opener: the
+	// null arm. The recorded iterations alternate between the two a window
+	// at a time (A A' A' A ...); the figures are the first instance's, and
+	// null-ratio is the second's steady mean over the first's, the spread an
+	// A/B ratio must exceed over -count runs. Process counters cannot tell
+	// the instances apart: their per-op figures count both.
+	Null bool
+	// Sessions, when > 1, runs that many independent instances at once, on
+	// as many locked OS threads released together each iteration: an op is
+	// one round of Sessions steps. Session 1 first runs alone for the thread
+	// census. Figures pool every session's steps; each session's p50 and p90
+	// and the throughput are added. 0 and 1 mean one; it excludes Null.
 	Sessions int
 	// Parity, when set, runs once before the warm-up: a check that the
-	// step's output is right (e.g. the same as a reference configuration's)
-	// before it is timed. An error stops the benchmark, quoting it.
+	// step's output is right before it is timed. An error stops the
+	// benchmark, quoting it.
 	Parity func() error
 	// Counters are user counters read at window boundaries and reported per
 	// op over the counter span (see Counter).
 	Counters []Counter
-	// Trace, when set, is a folder where Run writes the run's trace: every
-	// iteration's latency and achieved gap, the window boundaries with their
-	// counters and contention, the steady-state result, the config and the
-	// host, one file per benchmark run (format: package internal/trace's
-	// doc, JSON lines). $DECODEGAP_TRACE does the same without code, and
-	// $DECODEGAP_TRACE_PLOT=1 also draws each trace's picture beside it.
-	// The trace is written after the timed loop, on testing's last call.
+	// Trace, when set (or $DECODEGAP_TRACE), is a folder where Run writes
+	// the run's trace on testing's last call (format: internal/trace).
+	// `decodegap plot DIR` draws it.
 	Trace string
-	// Budget confines the run to CPUs (see Budget); the zero Budget does
-	// not confine.
+	// Budget confines the run to CPUs; the zero Budget does not confine.
 	Budget Budget
-	// Screen configures the contention screen of the counter span; the zero
-	// Screen logs the verdict with hostmon's default thresholds.
+	// Screen configures the contention screen of the counter span.
 	Screen Screen
-	// NoNullArm leaves out the null arm that Compare otherwise adds to every
-	// round. Without it Compare can give no verdict. Run ignores it.
-	NoNullArm bool
-	// Seed seeds the arm order of Compare's rounds. Run ignores it.
-	Seed uint64
-	// Verdict configures how Compare judges each arm against the first
-	// (null band coverage, round rejection, the widest band that can call
-	// noise). The zero value is nullband's documented defaults. Run ignores
-	// it.
-	Verdict nullband.Options
 	// RequireSteady fails the benchmark when no steady state was observed,
 	// instead of reporting the transient with a warning.
 	RequireSteady bool
 }
 
-// defaultWindow is the window used when Config.Window is 0.
-const defaultWindow = 32
-
-// window returns the effective window size.
-func (c *Config) window() int {
-	if c.Window == 0 {
-		return defaultWindow
-	}
-	return c.Window
+// CompareConfig configures Compare. The zero CompareConfig is valid. Its
+// fields shared with RunConfig mean what they mean there, per block.
+type CompareConfig struct {
+	// Gap, Warmup and Window apply to every block, as RunConfig's.
+	Gap    Gap
+	Warmup int
+	Window int
+	// Seed seeds everything Compare draws at random: the arm order of each
+	// round and the gaps of every block.
+	Seed uint64
+	// Parity runs once, before the first round.
+	Parity func() error
+	// Counters are read in every block, as RunConfig's.
+	Counters []Counter
+	// Trace (or $DECODEGAP_TRACE) writes one trace per block, named
+	// BenchmarkX/arm=NAME.
+	Trace string
+	// Budget confines every round (one confinement for the whole Compare).
+	Budget Budget
+	// Screen screens every block; its Contended marks the round for the
+	// verdict.
+	Screen Screen
+	// RequireSteady fails the benchmark when a block reaches no steady
+	// state.
+	RequireSteady bool
+	// NoNullArm leaves out the null arm that Compare otherwise adds to every
+	// round. Without it Compare gives no verdict.
+	NoNullArm bool
+	// Verdict configures how Compare judges each arm against the first. The
+	// zero value is nullband's documented defaults; MaxRounds is set from
+	// -count.
+	Verdict nullband.Options
 }
 
-// validate checks c against the number of recorded iterations n. Its error
-// names the field, the value and the allowed range.
-func (c *Config) validate(n int) error {
-	g := &c.Gap
+// settings are what Run and Compare share, taken from their configs, with
+// the name of the entry point and its config type for error messages.
+type settings struct {
+	fn, typ       string // "decodegap.Run", "RunConfig"
+	gap           Gap
+	warmup        int
+	window        int
+	seed          uint64
+	parity        func() error
+	counters      []Counter
+	trace         string
+	budget        Budget
+	screen        Screen
+	requireSteady bool
+}
+
+func (c *RunConfig) settings() *settings {
+	return &settings{fn: "decodegap.Run", typ: "RunConfig", gap: c.Gap, warmup: c.Warmup, window: c.Window, seed: c.Seed,
+		parity: c.Parity, counters: c.Counters, trace: c.Trace, budget: c.Budget, screen: c.Screen, requireSteady: c.RequireSteady}
+}
+
+func (c *CompareConfig) settings() *settings {
+	return &settings{fn: "decodegap.Compare", typ: "CompareConfig", gap: c.Gap, warmup: c.Warmup, window: c.Window, seed: c.Seed,
+		parity: c.Parity, counters: c.Counters, trace: c.Trace, budget: c.Budget, screen: c.Screen, requireSteady: c.RequireSteady}
+}
+
+// defaultWindow is the window used when the config's Window is 0.
+const defaultWindow = 32
+
+// windowSize returns the effective window size.
+func (s *settings) windowSize() int {
+	if s.window == 0 {
+		return defaultWindow
+	}
+	return s.window
+}
+
+// noGap reports whether no gap is requested at all.
+func (s *settings) noGap() bool { return s.gap.Shape == GapConstant && s.gap.Mean == 0 }
+
+// validate checks s against the number of recorded iterations n. Its error
+// names the field (as the user wrote it), the value and the allowed range.
+func (s *settings) validate(n int) error {
+	g, t := &s.gap, s.typ
 	switch {
 	case g.Kind < GapHybrid || g.Kind > GapBusy:
-		return fmt.Errorf("Config.Gap.Kind = %d: want GapHybrid, GapSleep or GapBusy", int(g.Kind))
+		return fmt.Errorf("%s.Gap.Kind = %d: want GapHybrid, GapSleep or GapBusy", t, int(g.Kind))
 	case g.Shape < GapConstant || g.Shape > GapTrace:
-		return fmt.Errorf("Config.Gap.Shape = %d: want GapConstant, GapUniform, GapExponential or GapTrace", int(g.Shape))
+		return fmt.Errorf("%s.Gap.Shape = %d: want GapConstant, GapUniform, GapExponential or GapTrace", t, int(g.Shape))
 	case g.Mean < 0:
-		return fmt.Errorf("Config.Gap.Mean = %v: want >= 0", g.Mean)
+		return fmt.Errorf("%s.Gap.Mean = %v: want >= 0", t, g.Mean)
 	case g.Spin < 0:
-		return fmt.Errorf("Config.Gap.Spin = %v: want >= 0", g.Spin)
+		return fmt.Errorf("%s.Gap.Spin = %v: want >= 0", t, g.Spin)
 	case g.Jitter < 0 || g.Jitter > 1 || g.Jitter != g.Jitter:
-		return fmt.Errorf("Config.Gap.Jitter = %v: want a fraction in [0, 1]", g.Jitter)
+		return fmt.Errorf("%s.Gap.Jitter = %v: want a fraction in [0, 1]", t, g.Jitter)
 	case g.Shape == GapTrace && len(g.Trace) == 0:
-		return fmt.Errorf("Config.Gap.Trace is empty but Config.Gap.Shape is GapTrace: give at least one duration")
-	case c.Warmup < 0:
-		return fmt.Errorf("Config.Warmup = %d: want >= 0", c.Warmup)
-	case c.Sessions < 0:
-		return fmt.Errorf("Config.Sessions = %d: want >= 0 (0 or 1: one session)", c.Sessions)
-	case c.Sessions > 1 && c.Open == nil:
-		return fmt.Errorf("Config.Sessions = %d needs Config.Open to open each session's instance", c.Sessions)
-	case c.Sessions > 1 && c.Null != nil:
-		return fmt.Errorf("Config.Sessions = %d and Config.Null cannot be combined: compare session counts with Compare instead", c.Sessions)
-	case c.Budget.Cores < 0:
-		return fmt.Errorf("Config.Budget.Cores = %d: want >= 0 (0: no confinement)", c.Budget.Cores)
-	case c.Window != 0 && c.Window < 4:
-		return fmt.Errorf("Config.Window = %d: want 0 (default %d) or >= 4", c.Window, defaultWindow)
+		return fmt.Errorf("%s.Gap.Trace is empty but %s.Gap.Shape is GapTrace: give at least one duration", t, t)
+	case s.warmup < 0:
+		return fmt.Errorf("%s.Warmup = %d: want >= 0", t, s.warmup)
+	case s.budget.Cores < 0:
+		return fmt.Errorf("%s.Budget.Cores = %d: want >= 0 (0: no confinement)", t, s.budget.Cores)
+	case s.window != 0 && s.window < 4:
+		return fmt.Errorf("%s.Window = %d: want 0 (default %d) or >= 4", t, s.window, defaultWindow)
 	}
-	if err := validateCounters(c.Counters); err != nil {
+	if err := validateCounters(t, s.counters); err != nil {
 		return err
 	}
 	for i, d := range g.Trace {
 		if d < 0 {
-			return fmt.Errorf("Config.Gap.Trace[%d] = %v: want >= 0", i, d)
+			return fmt.Errorf("%s.Gap.Trace[%d] = %v: want >= 0", t, i, d)
 		}
 	}
-	if w := c.window(); n > 1 && w > n {
-		return fmt.Errorf("Config.Window = %d is larger than the run (b.N = %d): lower Config.Window or raise -benchtime to at least %dx", w, n, 2*w)
+	if w := s.windowSize(); n > 1 && w > n {
+		return fmt.Errorf("%s.Window = %d is larger than the run (b.N = %d): lower %s.Window or raise -benchtime to at least %dx", t, w, n, t, 2*w)
+	}
+	return nil
+}
+
+// validate checks what only Run has.
+func (c *RunConfig) validate() error {
+	switch {
+	case c.Sessions < 0:
+		return fmt.Errorf("RunConfig.Sessions = %d: want >= 0 (0 or 1: one session)", c.Sessions)
+	case c.Sessions > 1 && c.Null:
+		return fmt.Errorf("RunConfig.Sessions = %d and RunConfig.Null cannot be combined: compare session counts with Compare instead", c.Sessions)
 	}
 	return nil
 }

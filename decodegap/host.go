@@ -63,15 +63,17 @@ type hostRun struct {
 	budget  hostmon.Budget
 }
 
-// openHost confines the process as cfg.Budget asks and opens the sampler.
+// openHost confines the process as s.budget asks and opens the sampler.
 // Only a failure to confine is an error: an unreadable host leaves the
 // contention figures "unavailable".
-func openHost(cfg *Config) (*hostRun, error) {
+func openHost(s *settings) (*hostRun, error) {
+	cfg := struct{ Budget Budget }{s.budget}
+	t := s.typ
 	h := &hostRun{}
 	fs, topo, err := hostInfo()
 	if err != nil {
 		if len(cfg.Budget.CPUs) > 0 || cfg.Budget.Cores > 0 {
-			return nil, fmt.Errorf("Config.Budget needs the host's topology: %v", err)
+			return nil, fmt.Errorf("%s.Budget needs the host's topology: %v", t, err)
 		}
 		h.why = err.Error()
 		return h, nil
@@ -80,18 +82,18 @@ func openHost(cfg *Config) (*hostRun, error) {
 	case len(cfg.Budget.CPUs) > 0:
 		h.budget, err = topo.BudgetOf(hostmon.NewCPUSet(cfg.Budget.CPUs...))
 		if err != nil {
-			return nil, fmt.Errorf("Config.Budget.CPUs = %v: %v", cfg.Budget.CPUs, err)
+			return nil, fmt.Errorf("%s.Budget.CPUs = %v: %v", t, cfg.Budget.CPUs, err)
 		}
 	case cfg.Budget.Cores > 0:
 		h.budget, err = topo.SelectBudget(cfg.Budget.Cores)
 		if err != nil {
-			return nil, fmt.Errorf("Config.Budget.Cores = %d: %v", cfg.Budget.Cores, err)
+			return nil, fmt.Errorf("%s.Budget.Cores = %d: %v", t, cfg.Budget.Cores, err)
 		}
 	}
 	if len(h.budget.CPUs) > 0 {
 		h.conf, err = topo.Confine(h.budget.CPUs)
 		if err != nil {
-			return nil, fmt.Errorf("Config.Budget: confining to CPUs %v: %v", h.budget.CPUs, err)
+			return nil, fmt.Errorf("%s.Budget: confining to CPUs %v: %v", t, h.budget.CPUs, err)
 		}
 	}
 	h.sampler, err = hostmon.NewSampler(fs, h.budget.CPUs, h.budget.Siblings)

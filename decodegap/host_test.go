@@ -35,7 +35,7 @@ func TestSpinnerOnTheConfinedCPUIsNamedInTheLog(t *testing.T) {
 func TestBudgetErrorsNameTheField(t *testing.T) {
 	out, err := runChild(t, "badbudget", "10x")
 	require.Error(t, err)
-	assert.Contains(t, out, "decodegap.Run: Config.Budget.CPUs = [4096]:")
-	c := Config{Budget: Budget{Cores: -1}}
-	assert.EqualError(t, c.validate(10), "Config.Budget.Cores = -1: want >= 0 (0: no confinement)")
+	assert.Contains(t, out, "decodegap.Run: RunConfig.Budget.CPUs = [4096]:")
+	c := RunConfig{Budget: Budget{Cores: -1}}
+	assert.EqualError(t, c.settings().validate(10), "RunConfig.Budget.Cores = -1: want >= 0 (0: no confinement)")
 }

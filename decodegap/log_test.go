@@ -33,25 +33,48 @@ func (f *fakeB) Fatalf(format string, args ...any) {
 	f.fatal = fmt.Sprintf(format, args...)
 }
 
-// steadyReport is a report of a flat run with live counters.
-func steadyReport() *report {
-	return &report{
+// runSettings are Run's settings with the zero RunConfig.
+var runSettings = (&RunConfig{}).settings()
+
+// steadyReport is the result of a flat run with live counters.
+func steadyReport() *result {
+	return &result{
 		n: 2000, stride: 1, window: 32, reached: true,
-		st:   steady.Result{Class: steady.Flat, Start: 0},
-		mean: 250e3, p50: 249e3, p90: 262e3, p99: 310e3,
-		counters: counterSpan{ok: true, from: 0, to: 2000, wallNs: 1e9, cpuNs: 5e8,
+		st:  steady.Result{Class: steady.Flat, Reason: steady.OneLevel, Start: 0, Windows: 62, TailWindows: 62, Levels: []steady.Segment{{Start: 0, End: 2000, Median: 249e3}}},
+		lat: latency{mean: 250e3, p50: 249e3, p90: 262e3, p99: 310e3},
+		proc: counterSpan{ok: true, from: 0, to: 2000, wallNs: 1e9, cpuNs: 5e8,
 			userNs: 4e8, sysNs: 1e8, nvcsw: 4000, nivcsw: 20, maxRSS: 40 << 20},
 	}
 }
 
+// pub publishes res as Run would.
+func pub(b reporter, res *result, log bool) { publish(b, runSettings, res, log) }
+
 func TestMetricUnitsParseWithBenchunit(t *testing.T) {
 	rep := steadyReport()
-	rep.gapReq, rep.gapMean, rep.gapP50 = 1e5, 1.001e5, 1.0005e5
+	rep.gap.req, rep.gap.mean, rep.gap.p50 = 1e5, 1.001e5, 1.0005e5
+	documented := map[string]bool{}
+	for _, m := range Metrics() {
+		documented[m.Unit] = true
+		assert.NotEmpty(t, m.Meaning, m.Unit)
+	}
 	for _, m := range rep.metrics() {
-		assert.NotContains(t, m.unit, " ")
-		// Every unit must survive benchunit's tidying (benchstat's first step).
-		_, tidied := benchunit.Tidy(m.value, m.unit)
-		assert.NotEmpty(t, tidied)
+		assert.True(t, documented[m.unit], "%s is reported but not in Metrics()", m.unit)
+		// Every unit must read back through benchfmt unchanged, as one value.
+		line := fmt.Sprintf("BenchmarkX 1 %g %s\n", m.value, m.unit)
+		rd := benchfmt.NewReader(strings.NewReader(line), "in")
+		require.True(t, rd.Scan(), m.unit)
+		r, ok := rd.Result().(*benchfmt.Result)
+		require.True(t, ok, "%s: %v", m.unit, rd.Result())
+		require.Len(t, r.Values, 1, m.unit)
+		v := r.Values[0]
+		if v.OrigUnit != "" {
+			assert.Equal(t, m.unit, v.OrigUnit)
+			assert.Equal(t, m.value, v.OrigValue)
+		} else {
+			assert.Equal(t, m.unit, v.Unit)
+			assert.Equal(t, m.value, v.Value)
+		}
 	}
 	assert.Equal(t, benchunit.Binary, benchunit.ClassOf("peak-RSS-B"))
 	_, u := benchunit.Tidy(1, "p50-ns/op")
@@ -60,10 +83,10 @@ func TestMetricUnitsParseWithBenchunit(t *testing.T) {
 
 func TestPublishFlatRun(t *testing.T) {
 	var b fakeB
-	steadyReport().publish(&b, true)
+	pub(&b, steadyReport(), true)
 	require.Len(t, b.logs, 1)
 	log := b.logs[0]
-	assert.Contains(t, log, "steady state: flat from the first iteration (2000 iterations, windows of 32)")
+	assert.Contains(t, log, "steady state: flat from the first iteration (2000 iterations, windows of 32; one level over all 62 windows (median 249µs))")
 	assert.Contains(t, log, "step: mean 250µs, p50 249µs, p90 262µs, p99 310µs over 2000 iterations")
 	assert.Contains(t, log, "cpu/wall 0.50")
 	assert.NotContains(t, log, "gap:", "no gap requested, no gap line")
@@ -76,7 +99,7 @@ func TestPublishFlatRun(t *testing.T) {
 
 func TestPublishSilentOnNonFinalCall(t *testing.T) {
 	var b fakeB
-	steadyReport().publish(&b, false)
+	pub(&b, steadyReport(), false)
 	assert.Empty(t, b.logs)
 	assert.NotEmpty(t, b.metrics, "metrics are reported on every call; testing keeps the last")
 }
@@ -84,30 +107,30 @@ func TestPublishSilentOnNonFinalCall(t *testing.T) {
 func TestNotReachedWarnsAndNamesBenchtime(t *testing.T) {
 	rep := steadyReport()
 	rep.reached = false
-	rep.st = steady.Result{Class: steady.NoSteadyState, Start: -1, Suggest: 4000, Reason: "too short: 1 window of 32"}
+	rep.n = 40
+	rep.st = steady.Result{Class: steady.NoSteadyState, Reason: steady.TooShort, Start: -1, Suggest: 640, Windows: 1}
 	var b fakeB
-	rep.publish(&b, true)
+	pub(&b, rep, true)
 	require.Len(t, b.logs, 1)
-	assert.Contains(t, b.logs[0], "steady state: NOT REACHED (series never settled): too short: 1 window of 32; raise -benchtime to at least 4000x; every figure below describes the transient")
+	assert.Contains(t, b.logs[0], "steady state: NOT REACHED (series never settled): 40 iterations make 1 whole window of 32 (RunConfig.Window); at least 2 are needed; run with -benchtime=640x; every figure below describes the transient")
 	assert.Empty(t, b.fatal)
 
-	// The detector's own reason may already name the knob: say it once.
-	rep.st.Reason = "level still changing; run with -benchtime=4000x"
-	assert.Equal(t, 1, strings.Count(rep.steadyLine(), "-benchtime"))
+	// Compare names its own config.
+	assert.Contains(t, rep.steadyLine("CompareConfig"), "(CompareConfig.Window)")
 
-	rep.requireSteady = true
 	b = fakeB{}
-	rep.publish(&b, true)
-	assert.Contains(t, b.fatal, "steady state NOT REACHED and Config.RequireSteady is set")
+	publish(&b, (&RunConfig{RequireSteady: true}).settings(), rep, true)
+	assert.Contains(t, b.fatal, "decodegap.Run: steady state NOT REACHED and RunConfig.RequireSteady is set")
 }
 
 func TestWarmupLineSaysWhatWasLeftOut(t *testing.T) {
 	rep := steadyReport()
-	rep.st = steady.Result{Class: steady.Warmup, Start: 412, Reason: "warm-up: median 1.4 ms, then 250 µs"}
+	rep.st = steady.Result{Class: steady.Warmup, Reason: steady.Faster, Start: 412, TailWindows: 50,
+		Ref: steady.Segment{Start: 0, End: 412, Median: 1.4e6}, Levels: []steady.Segment{{Start: 0, End: 412, Median: 1.4e6}, {Start: 412, End: 2000, Median: 250e3}}}
 	rep.from = 412
-	rep.counters.from = 448
-	ls := rep.logLines()
-	assert.Contains(t, ls[0], "steady state: warm-up; steady from iteration 412 of 2000, the first 412 left out")
+	rep.proc.from = 448
+	ls := rep.logLines(runSettings)
+	assert.Equal(t, "steady state: warm-up; steady from iteration 412 of 2000, the first 412 left out (median 1.4ms in iterations 0–411, faster at 250µs)", ls[0])
 	assert.Contains(t, ls[1], "over 1588 iterations")
 	assert.Contains(t, strings.Join(ls, "\n"), "counters cover iterations 448-2000 (1552), the figures above 412-2000 (1588)")
 }
@@ -116,69 +139,70 @@ func TestCountersIncludingWarmupAreFlagged(t *testing.T) {
 	rep := steadyReport()
 	rep.st = steady.Result{Class: steady.Warmup, Start: 412}
 	rep.from = 412
-	rep.counters.from = 0
-	got := strings.Join(rep.counterLines(), "\n")
+	rep.proc.from = 0
+	got := rep.counterLine("RunConfig")
 	assert.Contains(t, got, "counters include warm-up: they cover iterations 0-2000, 412 before the steady start at 412")
-	assert.Contains(t, got, "raise -benchtime or lower Config.Window")
+	assert.Contains(t, got, "raise -benchtime or lower RunConfig.Window")
 
 	// Same start: neither message.
-	rep.counters.from = 412
-	got = strings.Join(rep.counterLines(), "\n")
+	rep.proc.from = 412
+	got = rep.counterLine("RunConfig")
 	assert.NotContains(t, got, "counters include warm-up")
 	assert.NotContains(t, got, "counters cover")
 }
 
 func TestGapLineIsConditionalOnTheNumbers(t *testing.T) {
 	rep := steadyReport()
-	rep.gapReq = 100e3
+	rep.gap.req = 100e3
 
-	rep.gapMean, rep.gapP50 = 100.4e3, 100.2e3
-	line := rep.gapLine()
+	rep.gap.mean, rep.gap.p50 = 100.4e3, 100.2e3
+	line := rep.gapLine("RunConfig")
 	assert.Equal(t, "gap: requested mean 100µs (hybrid, constant), achieved mean 100µs, p50 100µs", line)
 
-	rep.gapKind = GapSleep
-	rep.gapMean, rep.gapP50 = 110e3, 109.5e3
-	line = rep.gapLine()
-	assert.Contains(t, line, "the median gap is 9.5µs (10%) longer than requested: that is the kernel's wake-up latency; use Config.Gap.Kind = GapHybrid")
+	rep.gap.kind = GapSleep
+	rep.gap.mean, rep.gap.p50 = 110e3, 109.5e3
+	line = rep.gapLine("RunConfig")
+	assert.Contains(t, line, "the median gap is 9.5µs (10%) longer than requested: that is the kernel's wake-up latency; use RunConfig.Gap.Kind = GapHybrid")
 
-	rep.gapKind = GapHybrid
-	rep.gapSpin = 20e3
-	line = rep.gapLine()
-	assert.Contains(t, line, "raise Config.Gap.Spin above 20µs, or use GapBusy")
+	rep.gap.kind = GapHybrid
+	rep.gap.spin = 20e3
+	line = rep.gapLine("RunConfig")
+	assert.Contains(t, line, "raise RunConfig.Gap.Spin above 20µs, or use GapBusy")
 
-	rep.gapMean, rep.gapP50 = 140e3, 100.1e3
-	line = rep.gapLine()
+	rep.gap.mean, rep.gap.p50 = 140e3, 100.1e3
+	line = rep.gapLine("RunConfig")
 	assert.Contains(t, line, "the mean gap is 40µs (40%) longer than requested though the median is on time")
-	assert.NotContains(t, line, "Config.Gap.Spin")
+	assert.NotContains(t, line, "RunConfig.Gap.Spin")
 
-	rep.gapMean, rep.gapP50 = 100.4e3, 100.2e3
-	rep.stretched, rep.stretchMax = 3, 250e3
-	assert.Equal(t, "gap: requested mean 100µs (hybrid, constant), achieved mean 100µs, p50 100µs; 3 counter snapshots (at most 1% of the run, up to 250µs each) took longer than the gap and stretched those gaps", rep.gapLine())
-	rep.stretched = 0
+	rep.gap.mean, rep.gap.p50 = 100.4e3, 100.2e3
+	rep.gap.stretched, rep.gap.stretchMax = 3, 250e3
+	assert.Equal(t, "gap: requested mean 100µs (hybrid, constant), achieved mean 100µs, p50 100µs; 3 counter snapshots (at most 1% of the run, up to 250µs each) took longer than the gap and stretched those gaps", rep.gapLine("RunConfig"))
+	rep.gap.stretched = 0
 
 	rep.sessions = []sessionStats{{}, {}}
-	rep.gapMean, rep.gapP50 = 150e3, 147e3
-	line = rep.gapLine()
-	assert.Contains(t, line, "the median gap is 47µs longer than requested: with Config.Sessions it runs from the end of a round to each session's start")
-	assert.NotContains(t, line, "Config.Gap.Spin")
+	rep.gap.mean, rep.gap.p50 = 150e3, 147e3
+	line = rep.gapLine("RunConfig")
+	assert.Contains(t, line, "the median gap is 47µs longer than requested: with RunConfig.Sessions it runs from the end of a round to each session's start")
+	assert.NotContains(t, line, "RunConfig.Gap.Spin")
 
-	rep.gapReq = 0
-	assert.Empty(t, rep.gapLine())
+	rep.gap.req = 0
+	assert.Empty(t, rep.gapLine("RunConfig"))
 }
 
 func TestZeroSwitchesSayWhichZero(t *testing.T) {
 	rep := steadyReport()
-	assert.Equal(t, "2/op", rep.switchFigure(4000))
-	assert.Equal(t, "0/op (a true zero: getrusage's CPU times moved 500ms in the same span)", rep.switchFigure(0))
-	rep.counters.userNs, rep.counters.sysNs = 0, 0
-	assert.Equal(t, "0/op (a dead instrument? getrusage's CPU times did not move either)", rep.switchFigure(0))
+	c := &rep.proc
+	assert.Equal(t, "2/op", switchFigure(c, 4000))
+	assert.Equal(t, "0/op (a true zero: getrusage's CPU times moved 500ms in the same span)", switchFigure(c, 0))
+	c.userNs, c.sysNs = 0, 0
+	assert.Equal(t, "0/op (a dead instrument? getrusage's CPU times did not move either)", switchFigure(c, 0))
 }
 
 func TestUnavailableCountersAreNotZero(t *testing.T) {
 	rep := steadyReport()
-	rep.counters = counterSpan{why: "getrusage: operation not permitted"}
+	rep.proc = counterSpan{why: "getrusage: operation not permitted"}
 	var b fakeB
-	rep.publish(&b, true)
+	pub(&b, rep, true)
 	assert.Contains(t, b.logs[0], "process counters: unavailable (getrusage: operation not permitted)")
 	_, has := b.metrics["cpu/wall"]
 	assert.False(t, has, "an unreadable counter is not reported as 0")
@@ -189,11 +213,7 @@ func TestSummarize(t *testing.T) {
 	for i := range xs {
 		xs[i] = int64(100 - i) // 100..1, unsorted
 	}
-	mean, p50, p90, p99 := summarize(xs)
-	assert.Equal(t, 50.5, mean)
-	assert.Equal(t, 50.0, p50)
-	assert.Equal(t, 90.0, p90)
-	assert.Equal(t, 99.0, p99)
+	assert.Equal(t, latency{mean: 50.5, p50: 50, p90: 90, p99: 99}, summarize(xs))
 	assert.Equal(t, int64(100), xs[0], "summarize leaves its input alone")
 }
 
@@ -231,18 +251,18 @@ func TestZeroIsPrintedInTheTidiedUnit(t *testing.T) {
 
 func TestWorstCaseRunLogFitsTestingsTenLines(t *testing.T) {
 	rep := steadyReport()
-	rep.st = steady.Result{Class: steady.Warmup, Start: 412, Reason: "warm-up"}
+	rep.st = steady.Result{Class: steady.Warmup, Reason: steady.Faster, Start: 412, Ref: steady.Segment{Start: 0, End: 412, Median: 1e6}, Levels: []steady.Segment{{Start: 0, End: 412, Median: 1e6}, {Start: 412, End: 2000, Median: 250e3}}}
 	rep.from = 412
-	rep.counters.from = 0 // counters include warm-up: one more line
-	rep.gapReq, rep.gapMean, rep.gapP50 = 100e3, 140e3, 120e3
-	rep.null, rep.nullRatio = true, 1.01
+	rep.proc.from = 0 // counters include warm-up
+	rep.gap.req, rep.gap.mean, rep.gap.p50 = 100e3, 140e3, 120e3
+	rep.null = nullResult{on: true, ratio: 1.01}
 	rep.user = []userSpan{{name: "misses", delta: 5}}
-	rep.hostOK = true
-	rep.host = hostmon.Span{CPUs: hostmon.NewCPUSet(0)}
+	rep.host.ok = true
+	rep.host.span = hostmon.Span{CPUs: hostmon.NewCPUSet(0)}
 	rep.census = census{ok: true, total: 1, groups: []threadGroup{{name: "x", threads: 1, cpuNs: 1}}, idle: map[string]int{}}
-	rep.tracePaths = []string{"t.jsonl", "t.svg"}
+	rep.tracePaths = []string{"t.jsonl"}
 	var b fakeB
-	rep.publish(&b, true)
+	pub(&b, rep, true)
 	require.Len(t, b.logs, 1)
 	n := strings.Count(b.logs[0], "\n") + 1
 	// testing keeps ten lines, and marks the output truncated at the tenth.

@@ -23,51 +23,55 @@ func BenchmarkChild(b *testing.B) {
 	case "":
 		b.Skip("run by TestRun* in a child process")
 	case "flat":
-		Run(b, Config{Window: 8}, func() error { return nil })
+		Run(b, RunConfig{Window: 8}, Func(func() error { return nil }))
 	case "gap":
-		Run(b, Config{Window: 8, Gap: Gap{Kind: GapBusy, Mean: 20 * time.Microsecond}}, func() error { return nil })
+		Run(b, RunConfig{Window: 8, Gap: Gap{Kind: GapBusy, Mean: 20 * time.Microsecond}}, Func(func() error { return nil }))
 	case "fail":
 		i := 0
-		Run(b, Config{Window: 8, Warmup: 3}, func() error {
+		Run(b, RunConfig{Window: 8, Warmup: 3}, Func(func() error {
 			i++
 			if i == 13 {
 				return errors.New("frame 13 is corrupt")
 			}
 			return nil
-		})
+		}))
 	case "null":
-		Run(b, Config{Window: 8, Null: func() (Step, func() error, error) {
-			return func() error { return nil }, func() error { b.Log("null instance closed"); return nil }, nil
-		}}, func() error { return nil })
+		opened := 0
+		Run(b, RunConfig{Window: 8, Null: true}, func() (Step, func() error, error) {
+			opened++
+			k := opened
+			return func() error { return nil }, func() error { b.Logf("instance %d closed", k); return nil }, nil
+		})
 	case "compare":
 		compareChild(b)
+	case "compare-fail":
+		compareFailChild(b)
 	case "confined":
-		Run(b, Config{Budget: Budget{CPUs: []int{1}}, Gap: Gap{Kind: GapBusy, Mean: 50 * time.Microsecond}}, spinFor(20*time.Microsecond))
+		Run(b, RunConfig{Budget: Budget{CPUs: []int{1}}, Gap: Gap{Kind: GapBusy, Mean: 50 * time.Microsecond}}, Func(spinFor(20*time.Microsecond)))
 	case "badbudget":
-		Run(b, Config{Budget: Budget{CPUs: []int{4096}}}, func() error { return nil })
+		Run(b, RunConfig{Budget: Budget{CPUs: []int{4096}}}, Func(func() error { return nil }))
 	case "open":
 		var steps float64
-		Run(b, Config{
-			Window: 8,
-			Open: func() (Step, func() error, error) {
-				return func() error { steps++; return nil }, func() error { b.Log("step closed"); return nil }, nil
-			},
+		Run(b, RunConfig{
+			Window:   8,
 			Counters: []Counter{{Name: "steps", Read: func() (float64, error) { return steps, nil }}},
-		}, nil)
+		}, func() (Step, func() error, error) {
+			return func() error { steps++; return nil }, func() error { b.Log("step closed"); return nil }, nil
+		})
 	case "parity":
-		Run(b, Config{Parity: func() error { return errors.New("output 0 differs at frame 3: 0.5 vs 0.25") }},
-			func() error { b.Log("step ran"); return nil })
+		Run(b, RunConfig{Parity: func() error { return errors.New("output 0 differs at frame 3: 0.5 vs 0.25") }},
+			Func(func() error { b.Log("step ran"); return nil }))
 	case "sessions":
 		opened := 0
-		Run(b, Config{Window: 8, Sessions: 3, Gap: Gap{Kind: GapBusy, Mean: 20 * time.Microsecond},
-			Open: func() (Step, func() error, error) {
+		Run(b, RunConfig{Window: 8, Sessions: 3, Gap: Gap{Kind: GapBusy, Mean: 20 * time.Microsecond}},
+			func() (Step, func() error, error) {
 				opened++
 				return spinFor(time.Duration(opened) * 5 * time.Microsecond), nil, nil
-			}}, nil)
+			})
 	case "badconfig":
-		Run(b, Config{Gap: Gap{Jitter: 2}}, func() error { return nil })
+		Run(b, RunConfig{Gap: Gap{Jitter: 2}}, Func(func() error { return nil }))
 	case "require":
-		Run(b, Config{RequireSteady: true}, func() error { return nil })
+		Run(b, RunConfig{RequireSteady: true}, Func(func() error { return nil }))
 	default:
 		b.Fatalf("unknown %s=%q", childEnv, mode)
 	}
@@ -92,7 +96,7 @@ func TestRunReportsOnceAndNotOnTheProbe(t *testing.T) {
 	out, err := runChild(t, "flat", "400x")
 	require.NoError(t, err, out)
 	assert.Equal(t, 1, strings.Count(out, "steady state:"), "only the last call logs:\n%s", out)
-	assert.Contains(t, out, "steady state: flat from the first iteration (400 iterations, windows of 8)")
+	assert.Contains(t, out, "steady state: flat from the first iteration (400 iterations, windows of 8; ")
 	assert.Regexp(t, `BenchmarkChild\S*\s+400\s+[\d.]+ ns/op`, out)
 	for _, unit := range []string{"p50-ns/op", "p99-ns/op", "cpu/wall", "vcsw/op", "peak-RSS-B", "gap-ns/op"} {
 		assert.Contains(t, out, unit)
@@ -116,7 +120,7 @@ func TestRunStepErrorNamesTheIteration(t *testing.T) {
 func TestRunBadConfigNamesTheField(t *testing.T) {
 	out, err := runChild(t, "badconfig", "10x")
 	require.Error(t, err)
-	assert.Contains(t, out, "decodegap.Run: Config.Gap.Jitter = 2: want a fraction in [0, 1]")
+	assert.Contains(t, out, "decodegap.Run: RunConfig.Gap.Jitter = 2: want a fraction in [0, 1]")
 }
 
 func TestRunTooShortSaysNotReached(t *testing.T) {
@@ -128,7 +132,7 @@ func TestRunTooShortSaysNotReached(t *testing.T) {
 
 	out, err = runChild(t, "require", "40x")
 	require.Error(t, err)
-	assert.Contains(t, out, "steady state NOT REACHED and Config.RequireSteady is set")
+	assert.Contains(t, out, "steady state NOT REACHED and RunConfig.RequireSteady is set")
 }
 
 // BenchmarkRawLoop is the baseline for BenchmarkRunOverhead: a plain b.N
@@ -151,6 +155,6 @@ func BenchmarkRunOverhead(b *testing.B) {
 	step := Step(func() error { return nil })
 	b.ReportAllocs()
 	start := time.Now()
-	Run(b, Config{}, step)
+	Run(b, RunConfig{}, Func(step))
 	b.ReportMetric(float64(time.Since(start).Nanoseconds())/float64(b.N), "wall-ns/op")
 }

@@ -3,10 +3,13 @@ package decodegap
 import (
 	"fmt"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
+	"testing"
 
 	"github.com/gapbench/gapbench/decodegap/internal/gap"
+	"github.com/gapbench/gapbench/decodegap/internal/steady"
 )
 
 // worker runs one session's steps on its own locked OS thread.
@@ -46,27 +49,50 @@ func (w *worker) run(done *sync.WaitGroup) {
 	}
 }
 
-// sessions runs steps as concurrent sessions: first session 1 alone for the
-// thread census, then Config.Warmup unrecorded rounds and b.N recorded ones,
-// each round releasing every session at once after the gap. Counters are
-// snapshotted at the start and the end of the concurrent region only. It
-// returns the failing session, iteration (counted from the first warm-up
-// round) and error.
-func (r *runner) sessions(steps []Step) (int, int, error) {
+// sessionsMode runs n independent instances at once (RunConfig.Sessions).
+type sessionsMode struct {
+	n     int
+	steps []Step
+	recs  []*record
+	// solo is the census of session 1 alone, soloN its steps.
+	solo  census
+	soloN int
+}
+
+func (m *sessionsMode) open(b *testing.B, r *runner, cl *closers, open Opener) {
+	for i := range m.n {
+		m.steps = append(m.steps, cl.open(b, fmt.Sprintf("session %d of %d (RunConfig.Sessions)", i+1, m.n), open))
+	}
+	r.noRequested = true
+	r.traceConfig = map[string]string{"sessions": strconv.Itoa(m.n)}
+}
+
+func (m *sessionsMode) loop(r *runner) (string, error) {
+	if s, i, err := m.run(r); err != nil {
+		return fmt.Sprintf("session %d of %d: step failed at %s", s+1, m.n, r.iterName(i)), err
+	}
+	return "", nil
+}
+
+// run runs the steps as concurrent sessions: first session 1 alone for the
+// thread census, then the warm-up rounds and b.N recorded ones, each round
+// releasing every session at once after the gap. Counters are snapshotted at
+// the start and the end of the concurrent region only. It returns the
+// failing session, iteration (counted from the first warm-up round) and
+// error.
+func (m *sessionsMode) run(r *runner) (int, int, error) {
 	// The census block: session 1 alone, with snapshots at its windows.
-	soloN := max(r.cfg.Warmup, 2*r.window)
-	solo := newRunner(r.cfg, soloN)
-	solo.cfg = &Config{Gap: r.cfg.Gap, Window: r.cfg.Window}
+	m.soloN = max(r.s.warmup, 2*r.window)
+	solo := newRunner(&settings{fn: r.s.fn, typ: r.s.typ, gap: r.s.gap, window: r.s.window, seed: r.s.seed}, m.soloN)
 	solo.waiter, solo.host, solo.cr = r.waiter, r.host, r.cr
 	solo.phases = r.phases
-	if i, err := solo.loop(steps[0], nil); err != nil {
+	if i, err := solo.loop(m.steps[0]); err != nil {
 		return 0, i, err
 	}
 	if len(solo.snaps) >= 2 {
 		first, last := solo.snaps[0].host, solo.snaps[len(solo.snaps)-1].host
 		if first != nil && last != nil {
-			r.soloCensus = takeCensus(&solo.phases, first.Tasks(), last.Tasks())
-			r.soloCensus.solo = soloN
+			m.solo = takeCensus(&solo.phases, first.Tasks(), last.Tasks())
 		}
 	}
 
@@ -75,11 +101,11 @@ func (r *runner) sessions(steps []Step) (int, int, error) {
 		roundStart int64
 		recording  bool
 	)
-	ws := make([]*worker, len(steps))
-	r.sessRecs = make([]*record, len(steps))
-	for i, st := range steps {
-		r.sessRecs[i] = newRecord(r.n)
-		ws[i] = &worker{step: st, rec: r.sessRecs[i], start: make(chan struct{}, 1), roundStart: &roundStart, record: &recording}
+	ws := make([]*worker, len(m.steps))
+	m.recs = make([]*record, len(m.steps))
+	for i, st := range m.steps {
+		m.recs[i] = newRecord(r.n)
+		ws[i] = &worker{step: st, rec: m.recs[i], start: make(chan struct{}, 1), roundStart: &roundStart, record: &recording}
 		go ws[i].run(&done)
 	}
 	defer func() {
@@ -87,8 +113,7 @@ func (r *runner) sessions(steps []Step) (int, int, error) {
 			close(w.start)
 		}
 	}()
-	noGap := r.cfg.Gap.Shape == GapConstant && r.cfg.Gap.Mean == 0
-	warm := r.cfg.Warmup
+	noGap, warm := r.s.noGap(), r.s.warmup
 	roundStart = gap.Now()
 	for i := 0; i < warm+r.n; i++ {
 		if i == warm {
@@ -116,8 +141,55 @@ func (r *runner) sessions(steps []Step) (int, int, error) {
 		}
 	}
 	r.boundary(r.n, true)
-	r.rec = r.sessRecs[0]
+	r.rec = m.recs[0]
 	return 0, 0, nil
+}
+
+// analyze finds the steady window of every session, starts them all at the
+// latest start, and reports the pooled latencies from there, each session's
+// p50 and p90, and the throughput. The series counts as steady only if
+// every session's is; the census is session 1's solo block's.
+func (m *sessionsMode) analyze(r *runner) *result {
+	res := r.newResult()
+	res.reached = true
+	sts := make([]steady.Result, len(m.recs))
+	for i, rec := range m.recs {
+		st, ok, from, _, _ := steadyWindow(rec, r.window)
+		sts[i] = st
+		if !ok {
+			res.reached = false
+		}
+		if from > res.from || i == 0 {
+			res.from, res.st = max(from, res.from), st
+		}
+	}
+	if !res.reached {
+		res.from = 0
+		for _, st := range sts {
+			if st.Class == steady.NoSteadyState {
+				res.st = st
+				break
+			}
+		}
+	}
+	k0 := res.from / m.recs[0].stride
+	var lat, gaps []int64
+	res.sessions = make([]sessionStats, len(m.recs))
+	for i, rec := range m.recs {
+		k := min(k0, len(rec.lat))
+		l := summarize(rec.lat[k:])
+		res.sessions[i] = sessionStats{p50: l.p50, p90: l.p90}
+		lat = append(lat, rec.lat[k:]...)
+		gaps = append(gaps, rec.gap[k:]...)
+	}
+	r.fill(res, lat, gaps, res.from)
+	if res.host.ok {
+		res.census, res.soloN = m.solo, m.soloN
+	}
+	if c := &res.proc; c.ok && c.wallNs > 0 {
+		res.throughput = float64(len(m.recs)*c.iters()) / (float64(c.wallNs) / 1e9)
+	}
+	return res
 }
 
 // sessionStats is one session's figures over the common steady window.
@@ -127,18 +199,18 @@ type sessionStats struct {
 
 // sessionsLine reports the sessions: pooled and per-session percentiles and
 // the throughput of the whole.
-func (rep *report) sessionsLine() string {
-	if len(rep.sessions) == 0 {
+func (res *result) sessionsLine() string {
+	if len(res.sessions) == 0 {
 		return ""
 	}
-	per := make([]string, len(rep.sessions))
-	for i, s := range rep.sessions {
+	per := make([]string, len(res.sessions))
+	for i, s := range res.sessions {
 		per[i] = fmt.Sprintf("%d: %s/%s", i+1, fmtNs(s.p50), fmtNs(s.p90))
 	}
-	s := fmt.Sprintf("sessions: %d concurrent (Config.Sessions), released together each round; pooled p50 %s, p90 %s; per session p50/p90 %s; throughput %.4g steps/s",
-		len(rep.sessions), fmtNs(rep.p50), fmtNs(rep.p90), strings.Join(per, ", "), rep.throughput)
-	if rep.soloN > 0 {
-		s += fmt.Sprintf("; the thread census below is of session 1 alone (%d steps before the concurrent region)", rep.soloN)
+	s := fmt.Sprintf("sessions: %d concurrent (RunConfig.Sessions), released together each round; pooled p50 %s, p90 %s; per session p50/p90 %s; throughput %.4g steps/s",
+		len(res.sessions), fmtNs(res.lat.p50), fmtNs(res.lat.p90), strings.Join(per, ", "), res.throughput)
+	if res.soloN > 0 {
+		s += fmt.Sprintf("; the thread census below is of session 1 alone (%d steps before the concurrent region)", res.soloN)
 	}
 	return s
 }

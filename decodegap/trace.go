@@ -1,7 +1,6 @@
 package decodegap
 
 import (
-	"fmt"
 	"os"
 	"runtime"
 	"strconv"
@@ -11,41 +10,31 @@ import (
 	"github.com/gapbench/gapbench/decodegap/internal/gap"
 	"github.com/gapbench/gapbench/hostmon"
 	"github.com/gapbench/gapbench/internal/trace"
-	"github.com/gapbench/gapbench/internal/traceplot"
 )
 
-// traceDir returns the folder Run writes its trace to: Config.Trace, else
+// traceDir returns the folder to write traces to: the config's Trace, else
 // $DECODEGAP_TRACE, else "" (no trace).
-func traceDir(cfg *Config) string {
-	if cfg.Trace != "" {
-		return cfg.Trace
+func traceDir(s *settings) string {
+	if s.trace != "" {
+		return s.trace
 	}
 	return os.Getenv(trace.EnvDir)
 }
 
-// writeTrace writes the run's trace to dir, and its picture beside it when
-// $DECODEGAP_TRACE_PLOT is 1. It runs after the timed loop, from the buffers
-// the run already holds, and returns the paths written.
-func (r *runner) writeTrace(dir, name string, rep *report) ([]string, error) {
-	t := r.buildTrace(name, rep)
-	path, err := trace.WriteFile(dir, t)
+// writeTrace writes the run's trace to dir. It runs after the timed loop,
+// from the buffers the run already holds, and returns the path written.
+// Pictures are the command's: `decodegap plot DIR`.
+func (r *runner) writeTrace(dir, name string, res *result) ([]string, error) {
+	path, err := trace.WriteFile(dir, r.buildTrace(name, res))
 	if err != nil {
 		return nil, err
 	}
-	paths := []string{path}
-	if os.Getenv(trace.EnvPlot) == "1" {
-		pic, err := traceplot.RenderBeside(t, path)
-		if err != nil {
-			return paths, fmt.Errorf("drawing %s ($%s=1): %v", path, trace.EnvPlot, err)
-		}
-		paths = append(paths, pic)
-	}
-	return paths, nil
+	return []string{path}, nil
 }
 
 // buildTrace assembles the trace of the run; the sample columns alias the
 // run's own buffers (Write streams them).
-func (r *runner) buildTrace(name string, rep *report) *trace.Trace {
+func (r *runner) buildTrace(name string, res *result) *trace.Trace {
 	rec := r.rec
 	h := trace.Header{
 		Benchmark: name, Start: r.wallStart,
@@ -53,11 +42,11 @@ func (r *runner) buildTrace(name string, rep *report) *trace.Trace {
 		Config:     r.configMap(),
 		Host:       hostSummary(r.host),
 		Iterations: rec.count, Stride: rec.stride,
-		Steady: trace.Steady{Class: rep.st.Class.String(), Start: -1, End: len(rec.lat),
-			Changepoints: rep.st.Changepoints, Reason: rep.st.Reason},
+		Steady: trace.Steady{Class: res.st.Class.String(), Start: -1, End: len(rec.lat),
+			Changepoints: res.st.Changepoints, Reason: steadyReason(res, r.s.typ)},
 	}
-	if rep.reached {
-		h.Steady.Start = rep.from / rec.stride
+	if res.reached {
+		h.Steady.Start = res.from / rec.stride
 	}
 	t := &trace.Trace{Header: h, Latency: rec.lat, Gap: rec.gap, Requested: r.requestedColumn()}
 	var prev *snapshot
@@ -73,11 +62,11 @@ func (r *runner) buildTrace(name string, rep *report) *trace.Trace {
 // the gap sequence's seed. It returns nil when the mapping from iterations to
 // requests is not one to one (a null instance or sessions share them).
 func (r *runner) requestedColumn() []int64 {
-	if r.nullRec != nil || len(r.sessRecs) > 0 || (r.cfg.Gap.Shape == GapConstant && r.cfg.Gap.Mean == 0) {
+	if r.noRequested || r.s.noGap() {
 		return nil
 	}
 	seq := gap.NewSequence(r.spec)
-	for i := 0; i < r.cfg.Warmup; i++ {
+	for i := 0; i < r.s.warmup; i++ {
 		seq.Next()
 	}
 	out := make([]int64, 0, len(r.rec.lat))
@@ -92,24 +81,21 @@ func (r *runner) requestedColumn() []int64 {
 
 // configMap flattens the run's configuration for the trace header.
 func (r *runner) configMap() map[string]string {
-	c := r.cfg
+	g := &r.s.gap
 	m := map[string]string{
-		"gap.kind":  c.Gap.Kind.String(),
-		"gap.shape": c.Gap.Shape.String(),
-		"gap.mean":  c.Gap.Mean.String(),
+		"gap.kind":  g.Kind.String(),
+		"gap.shape": g.Shape.String(),
+		"gap.mean":  g.Mean.String(),
 		"gap.spin":  r.waiter.Spin().String(),
-		"gap.seed":  strconv.FormatUint(c.Gap.Seed, 10),
-		"warmup":    strconv.Itoa(c.Warmup),
+		"gap.seed":  strconv.FormatUint(r.s.seed, 10),
+		"warmup":    strconv.Itoa(r.s.warmup),
 		"window":    strconv.Itoa(r.window),
 	}
-	if c.Gap.Shape == GapUniform {
-		m["gap.jitter"] = strconv.FormatFloat(c.Gap.Jitter, 'g', -1, 64)
+	if g.Shape == GapUniform {
+		m["gap.jitter"] = strconv.FormatFloat(g.Jitter, 'g', -1, 64)
 	}
-	if c.Sessions > 1 {
-		m["sessions"] = strconv.Itoa(c.Sessions)
-	}
-	if c.Null != nil {
-		m["null"] = "alternate windows"
+	for k, v := range r.traceConfig {
+		m[k] = v
 	}
 	if r.host != nil && len(r.host.budget.CPUs) > 0 {
 		m["budget.cpus"] = r.host.budget.CPUs.String()

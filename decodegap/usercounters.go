@@ -37,17 +37,17 @@ type userSpan struct {
 	probeMoved float64
 }
 
-// validateCounters checks Config.Counters.
-func validateCounters(cs []Counter) error {
+// validateCounters checks the config's Counters; typ names the config.
+func validateCounters(typ string, cs []Counter) error {
 	seen := map[string]bool{}
 	for i, c := range cs {
 		switch {
 		case c.Name == "" || strings.ContainsAny(c.Name, " \t\n"):
-			return fmt.Errorf("Config.Counters[%d].Name = %q: want a non-empty name without white space", i, c.Name)
+			return fmt.Errorf("%s.Counters[%d].Name = %q: want a non-empty name without white space", typ, i, c.Name)
 		case c.Read == nil:
-			return fmt.Errorf("Config.Counters[%d].Read (counter %q) is nil: give the function that reads it", i, c.Name)
+			return fmt.Errorf("%s.Counters[%d].Read (counter %q) is nil: give the function that reads it", typ, i, c.Name)
 		case seen[c.Name]:
-			return fmt.Errorf("Config.Counters[%d].Name = %q is used twice", i, c.Name)
+			return fmt.Errorf("%s.Counters[%d].Name = %q is used twice", typ, i, c.Name)
 		}
 		seen[c.Name] = true
 	}

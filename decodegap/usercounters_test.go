@@ -60,10 +60,10 @@ func TestUserCountersSayWhichZero(t *testing.T) {
 		"broken unavailable (perf_event_open: permission denied)", line)
 
 	rep := steadyReport()
-	rep.counters.first, rep.counters.last = first, last
+	rep.proc.first, rep.proc.last = first, last
 	rep.user = us
 	var b fakeB
-	rep.publish(&b, true)
+	pub(&b, rep, true)
 	assert.Equal(t, 500.0/2000, b.metrics["misses/op"])
 	assert.Equal(t, 0.0, b.metrics["dead/op"])
 	_, has := b.metrics["broken/op"]
@@ -72,10 +72,10 @@ func TestUserCountersSayWhichZero(t *testing.T) {
 
 func TestValidateCounters(t *testing.T) {
 	read := func() (float64, error) { return 0, nil }
-	assert.EqualError(t, validateCounters([]Counter{{Name: "a b", Read: read}}), `Config.Counters[0].Name = "a b": want a non-empty name without white space`)
-	assert.EqualError(t, validateCounters([]Counter{{Name: "x"}}), `Config.Counters[0].Read (counter "x") is nil: give the function that reads it`)
-	assert.EqualError(t, validateCounters([]Counter{{Name: "x", Read: read}, {Name: "x", Read: read}}), `Config.Counters[1].Name = "x" is used twice`)
-	assert.NoError(t, validateCounters(nil))
+	assert.EqualError(t, validateCounters("RunConfig", []Counter{{Name: "a b", Read: read}}), `RunConfig.Counters[0].Name = "a b": want a non-empty name without white space`)
+	assert.EqualError(t, validateCounters("RunConfig", []Counter{{Name: "x"}}), `RunConfig.Counters[0].Read (counter "x") is nil: give the function that reads it`)
+	assert.EqualError(t, validateCounters("RunConfig", []Counter{{Name: "x", Read: read}, {Name: "x", Read: read}}), `RunConfig.Counters[1].Name = "x" is used twice`)
+	assert.NoError(t, validateCounters("RunConfig", nil))
 }
 
 func TestRunWithOpenParityAndCounters(t *testing.T) {
@@ -84,11 +84,11 @@ func TestRunWithOpenParityAndCounters(t *testing.T) {
 	assert.Regexp(t, `[\d.]+ steps/op`, out)
 	assert.Contains(t, out, "counters: steps 1/op")
 	assert.Contains(t, out, "threads: ")
-	assert.Contains(t, out, "step closed", "Run closes what Config.Open opened")
+	assert.Contains(t, out, "step closed", "Run closes what it opened")
 
 	out, err = runChild(t, "parity", "16x")
 	require.Error(t, err)
-	assert.Contains(t, out, "decodegap.Run: parity check failed (Config.Parity), nothing was timed: output 0 differs at frame 3: 0.5 vs 0.25")
+	assert.Contains(t, out, "decodegap.Run: parity check failed (RunConfig.Parity), nothing was timed: output 0 differs at frame 3: 0.5 vs 0.25")
 	assert.NotContains(t, out, "step ran")
 }
 
@@ -98,8 +98,8 @@ func TestRunSessionsReportsPooledPerSessionAndThroughput(t *testing.T) {
 	for _, unit := range []string{"steps/s", "s1-p50-ns/op", "s2-p90-ns/op", "s3-p50-ns/op"} {
 		assert.Contains(t, out, " "+unit)
 	}
-	assert.Contains(t, out, "sessions: 3 concurrent (Config.Sessions), released together each round; pooled p50")
+	assert.Contains(t, out, "sessions: 3 concurrent (RunConfig.Sessions), released together each round; pooled p50")
 	assert.Contains(t, out, "the thread census below is of session 1 alone")
-	c := Config{Sessions: 2}
-	assert.EqualError(t, c.validate(10), "Config.Sessions = 2 needs Config.Open to open each session's instance")
+	c := RunConfig{Sessions: 2, Null: true}
+	assert.EqualError(t, c.validate(), "RunConfig.Sessions = 2 and RunConfig.Null cannot be combined: compare session counts with Compare instead")
 }

@@ -7,7 +7,7 @@
 //	vad, err := ort.OpenVAD(ort.VADConfig{Options: ort.Options{IntraOpThreads: 1}})
 //	...
 //	defer vad.Close()
-//	decodegap.Run(b, cfg, vad.Step)
+//	decodegap.Run(b, cfg, decodegap.Func(vad.Step))
 //
 // This package knows nothing of gaps or statistics; it opens sessions with
 // the thread and spinning options being compared (Options), runs them without

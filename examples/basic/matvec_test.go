@@ -23,7 +23,7 @@ func BenchmarkMatVec(b *testing.B) {
 			m, err := NewMatVec(256, 2)
 			require.NoError(b, err)
 			defer m.Close()
-			decodegap.Run(b, decodegap.Config{Gap: decodegap.Gap{Mean: g}}, m.Step)
+			decodegap.Run(b, decodegap.RunConfig{Gap: decodegap.Gap{Mean: g}}, decodegap.Func(m.Step))
 		})
 	}
 }

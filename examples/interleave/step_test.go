@@ -20,11 +20,11 @@ var sink uint64
 // decode-shaped: one step every 100 µs gap, measured by decodegap.Run, which
 // reports the mean (ns/op) and the median (p50-ns/op) step time among others.
 func BenchmarkStep(b *testing.B) {
-	decodegap.Run(b, decodegap.Config{Gap: decodegap.Gap{Mean: 100 * time.Microsecond}}, func() error {
+	decodegap.Run(b, decodegap.RunConfig{Gap: decodegap.Gap{Mean: 100 * time.Microsecond}}, decodegap.Func(func() error {
 		x, _ := Step(*work)
 		sink += x // keep the result, or the compiler drops the xorshift work
 		return nil
-	})
+	}))
 }
 
 func TestStepWorkIsProportional(t *testing.T) {

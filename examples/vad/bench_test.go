@@ -60,7 +60,7 @@ func BenchmarkVADRealtime(b *testing.B) {
 
 // compareAt runs Settings at gap g in interleaved rounds.
 func compareAt(b *testing.B, g time.Duration) {
-	decodegap.Compare(b, decodegap.Config{
+	decodegap.Compare(b, decodegap.CompareConfig{
 		Gap:    decodegap.Gap{Mean: g},
 		Warmup: warmup,
 		Seed:   1,
@@ -68,10 +68,10 @@ func compareAt(b *testing.B, g time.Duration) {
 }
 
 // BenchmarkVADCensus runs the 2-thread arm at a 2 ms gap with spinning on
-// and off under decodegap.Run, which takes the thread census: Config.Open
-// opens the VAD after Run has listed the process's threads, so ONNX
-// Runtime's intra-op pool thread is attributed to "setup/open", and the log
-// says where the CPU of the steady window went. Config.Parity checks the
+// and off under decodegap.Run, which takes the thread census: Run opens the
+// VAD after it has listed the process's threads, so ONNX Runtime's intra-op
+// pool thread is attributed to "setup/open", and the log says where the CPU
+// of the steady window went. RunConfig.Parity checks the
 // outputs against Reference before anything is timed.
 //
 //	go test -run '^$' -bench 'BenchmarkVADCensus' -benchtime=1000x
@@ -81,19 +81,18 @@ func BenchmarkVADCensus(b *testing.B) {
 		b.Run("spin="+spin.String(), func(b *testing.B) {
 			opts := ort.Options{IntraOpThreads: 2, Spinning: spin}
 			var vad *ort.VAD
-			decodegap.Run(b, decodegap.Config{
+			decodegap.Run(b, decodegap.RunConfig{
 				Gap:    decodegap.Gap{Mean: 2 * time.Millisecond},
 				Warmup: warmup,
-				Open: func() (decodegap.Step, func() error, error) {
-					v, err := ort.OpenVAD(ort.VADConfig{Options: opts})
-					if err != nil {
-						return nil, nil, err
-					}
-					vad = v
-					return v.Step, v.Close, nil
-				},
 				Parity: func() error { return vad.Parity(Reference, ParityFrames, ort.DefaultTolerance) },
-			}, nil)
+			}, func() (decodegap.Step, func() error, error) {
+				v, err := ort.OpenVAD(ort.VADConfig{Options: opts})
+				if err != nil {
+					return nil, nil, err
+				}
+				vad = v
+				return v.Step, v.Close, nil
+			})
 		})
 	}
 }

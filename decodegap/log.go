@@ -1,0 +1,374 @@
+package decodegap
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/gapbench/gapbench/decodegap/internal/steady"
+	"github.com/gapbench/gapbench/hostmon"
+)
+
+// This file is the one place that writes the words a person reads about a
+// result: the log of Run and of Compare's blocks.
+
+// reporter is the part of *testing.B that publish uses.
+type reporter interface {
+	Helper()
+	ReportMetric(n float64, unit string)
+	Log(args ...any)
+	Fatalf(format string, args ...any)
+}
+
+var _ reporter = (*testing.B)(nil)
+
+// publish reports res's metrics and, when log is set (the last call testing
+// makes), its log lines; then fails the benchmark when s asks for it.
+func publish(b reporter, s *settings, res *result, log bool) {
+	b.Helper()
+	for _, m := range res.metrics() {
+		m.value = reportValue(m.value)
+		b.ReportMetric(m.value, reportUnit(m))
+	}
+	if !log {
+		return
+	}
+	if lines := res.logLines(s); len(lines) > 0 {
+		b.Log(strings.Join(lines, "\n"))
+	}
+	if res.host.ok && res.host.verdict.Contended && s.screen.FailContended {
+		b.Fatalf("%s: the host was contended and %s.Screen.FailContended is set: %s", s.fn, s.typ, strings.Join(res.host.verdict.Reasons, "; "))
+	}
+	if !res.reached && s.requireSteady {
+		b.Fatalf("%s: steady state NOT REACHED and %s.RequireSteady is set: %s", s.fn, s.typ, steadyReason(res, s.typ))
+	}
+}
+
+// logLines returns the log, at most nine lines: testing keeps ten.
+func (res *result) logLines(s *settings) []string {
+	var ls []string
+	if res.summary != nil {
+		ls = append(ls, res.summary.lines...)
+	}
+	if res.rounds > 0 {
+		ls = append(ls, fmt.Sprintf("round %d of %d at GOMAXPROCS %d (decodegap.Compare: the order and the verdicts head the last arm's last log)", res.round, res.rounds, res.procs))
+	}
+	ls = append(ls, res.steadyLine(s.typ))
+	ls = append(ls, fmt.Sprintf("step: mean %s, p50 %s, p90 %s, p99 %s over %d iterations%s%s",
+		fmtNs(res.lat.mean), fmtNs(res.lat.p50), fmtNs(res.lat.p90), fmtNs(res.lat.p99), res.n-res.from, res.strideNote(), res.outlierNote()))
+	if g := res.gapLine(s.typ); g != "" {
+		ls = append(ls, g)
+	}
+	if res.null.on {
+		ls = append(ls, res.nullLine())
+	}
+	if l := res.sessionsLine(); l != "" {
+		ls = append(ls, l)
+	}
+	ls = append(ls, res.counterLine(s.typ))
+	if l := userLine(res.user, res.proc.iters()); l != "" {
+		ls = append(ls, l)
+	}
+	if l := res.hostLine(s); l != "" {
+		ls = append(ls, l)
+	}
+	if res.host.ok {
+		ls = append(ls, res.census.lines()...)
+	}
+	if len(res.tracePaths) > 0 {
+		ls = append(ls, "trace: "+strings.Join(res.tracePaths, ", ")+" (draw with: decodegap plot DIR)")
+	}
+	return ls
+}
+
+// steadyReason is the detector's finding in words, from its fields; typ
+// names the config whose Window applies.
+func steadyReason(res *result, typ string) string {
+	st := &res.st
+	it := func(sample int) int { return sample * res.stride }
+	var s string
+	switch st.Reason {
+	case steady.InvalidParams:
+		s = st.Err.Error()
+	case steady.TooShort:
+		s = fmt.Sprintf("%d iterations make %d whole %s of %d (%s.Window); at least 2 are needed", res.n, st.Windows, plural(st.Windows, "window", "windows"), res.window, typ)
+	case steady.TooLong:
+		s = fmt.Sprintf("the record holds more than %d samples", steady.MaxSamples)
+	case steady.StillChanging:
+		last := st.Levels[len(st.Levels)-1].Median
+		what := fmt.Sprintf("its median stayed at %s but its distribution changed", fmtNs(last))
+		if !st.SameMedian {
+			a, b := fmtPair(st.Ref.Median, last)
+			what = "median " + a + " → " + b
+		}
+		changed := "level still changing"
+		if k := len(st.Changepoints); k > 1 {
+			changed = fmt.Sprintf("level changed %d times, still", k)
+		}
+		s = fmt.Sprintf("%s in the last %d of %d windows (%s; a steady window needs at least %d windows)", changed, st.TailWindows, st.Windows, what, st.MinTail)
+	case steady.Drifting:
+		what := "by less than 1 ppm, yet significantly"
+		if a, b := fmtPair(st.DriftFrom, st.DriftTo); a != b {
+			what = "from about " + a + " to " + b
+		}
+		s = fmt.Sprintf("level still drifting in the last %d of %d windows (%s)", st.TailWindows, st.Windows, what)
+	case steady.OneLevel:
+		s = fmt.Sprintf("one level over all %d windows (median %s)", st.Windows, fmtNs(st.Levels[0].Median))
+	case steady.WithinMargin:
+		s = fmt.Sprintf("all %d levels within %s of the steady one (median %s)", len(st.Levels), fmtNs(st.Margin), fmtNs(st.Levels[len(st.Levels)-1].Median))
+	case steady.Faster, steady.Slower:
+		word := "faster"
+		if st.Reason == steady.Slower {
+			word = "slower"
+		}
+		a, b := fmtPair(st.Ref.Median, st.Levels[len(st.Levels)-1].Median)
+		s = fmt.Sprintf("median %s in iterations %d–%d, %s at %s", a, it(st.Ref.Start), it(st.Ref.End)-1, word, b)
+	}
+	if st.ShortTail {
+		s += fmt.Sprintf("; the steady window holds only %d %s (fewer than %d)", st.TailWindows, plural(st.TailWindows, "window", "windows"), steady.ShortTailWindows)
+	}
+	if st.Suggest > 0 {
+		s += fmt.Sprintf("; run with -benchtime=%dx", st.Suggest)
+	}
+	return s
+}
+
+// steadyLine states the steady-state verdict, and says when it leaves out
+// more than half the run.
+func (res *result) steadyLine(typ string) string {
+	why := steadyReason(res, typ)
+	if !res.reached {
+		return "steady state: NOT REACHED (series never settled): " + why + "; every figure below describes the transient, not a steady state"
+	}
+	var s string
+	if res.from == 0 {
+		s = fmt.Sprintf("steady state: %s from the first iteration (%d iterations, windows of %d; %s)", res.st.Class, res.n, res.window, why)
+	} else {
+		s = fmt.Sprintf("steady state: %s; steady from iteration %d of %d, the first %d left out (%s)", res.st.Class, res.from, res.n, res.from, why)
+	}
+	if res.rerunN > 0 {
+		s += fmt.Sprintf("; the steady window is %d of %d iterations, less than half the run: -benchtime=%dx would give a steady window of %d", res.n-res.from, res.n, res.rerunN, res.n)
+	}
+	return s
+}
+
+// outlierNote mentions outliers, and says when they dominate the mean.
+func (res *result) outlierNote() string {
+	o := res.out
+	if o.count == 0 {
+		return ""
+	}
+	s := fmt.Sprintf("; %d %s at least %d× the median (largest %s, %.3g× p50) make %.1f%% of the mean", o.count, plural(o.count, "step", "steps"),
+		outlierFactor, fmtNs(o.largest), o.largest/res.lat.p50, 100*o.share)
+	if o.dominated() {
+		s += ": the mean (ns/op) is dominated by them; read p50-ns/op for the typical step"
+	}
+	return s
+}
+
+// nullLine reports the null instance's ratio, and warns when it did not
+// settle (the ratio then compares transients).
+func (res *result) nullLine() string {
+	n := &res.null
+	var s string
+	if n.of == "" {
+		s = fmt.Sprintf("null: a second instance (RunConfig.Null) ran alternate windows; its steady mean / this one's = %.4f", n.ratio)
+		if !n.steady {
+			s += "; the null instance reached no steady state (" + n.st.Reason.String() + "), so the ratio compares transients"
+		}
+		return s
+	}
+	s = fmt.Sprintf("null: this arm is a second instance of %q measured in the same round; its mean / %q's = %.4f", n.of, n.of, n.ratio)
+	if !n.steady {
+		s += fmt.Sprintf("; this arm or %q did not settle, so the ratio compares transients", n.of)
+	}
+	return s
+}
+
+// strideNote says when percentiles come from a thinned record.
+func (res *result) strideNote() string {
+	if res.stride == 1 {
+		return ""
+	}
+	return fmt.Sprintf(" (percentiles from every %dth iteration: b.N exceeds %d)", res.stride, maxSamples)
+}
+
+// gapLine reports the achieved gap beside the requested one, and says by
+// how much it missed when it missed by more than 2 µs and 2%.
+func (res *result) gapLine(typ string) string {
+	g := &res.gap
+	if g.req == 0 {
+		return ""
+	}
+	s := fmt.Sprintf("gap: requested mean %s (%v, %v), achieved mean %s, p50 %s", fmtNs(g.req), g.kind, g.shape, fmtNs(g.mean), fmtNs(g.p50))
+	// The median says whether the gap engine is on time; the mean, whether
+	// the tail (preemption, a slow boundary) stretched some gaps.
+	const slackNs, slackFrac = 2000, 0.02
+	overP50, overMean := g.p50-g.req, g.mean-g.req
+	switch {
+	case len(res.sessions) > 0 && overP50 > slackNs && overP50 > slackFrac*g.req:
+		s += fmt.Sprintf("; the median gap is %s longer than requested: with RunConfig.Sessions it runs from the end of a round to each session's start, so it includes waking the sessions' threads", fmtNs(overP50))
+	case g.shape == GapConstant && overP50 > slackNs && overP50 > slackFrac*g.req:
+		s += fmt.Sprintf("; the median gap is %s (%.0f%%) longer than requested", fmtNs(overP50), 100*overP50/g.req)
+		switch g.kind {
+		case GapSleep:
+			s += fmt.Sprintf(": that is the kernel's wake-up latency; use %s.Gap.Kind = GapHybrid to start steps on time", typ)
+		case GapHybrid:
+			s += fmt.Sprintf(": raise %s.Gap.Spin above %v, or use GapBusy", typ, g.spin)
+		default:
+			s += ": the busy wait itself was late, so the host delayed the loop"
+		}
+	case overMean > slackNs && overMean > slackFrac*g.req:
+		s += fmt.Sprintf("; the mean gap is %s (%.0f%%) longer than requested though the median is on time: some gaps were stretched (preemption or a busy host)", fmtNs(overMean), 100*overMean/g.req)
+	}
+	if g.stretched > 0 {
+		s += fmt.Sprintf("; %d counter %s (at most 1%% of the run, up to %s each) took longer than the gap and stretched %s",
+			g.stretched, plural(g.stretched, "snapshot", "snapshots"), fmtNs(float64(g.stretchMax)), plural(g.stretched, "it", "those gaps"))
+	}
+	return s
+}
+
+// hostLine reports the contention over the counter span and the screen's
+// verdict. A figure the screen could not read is named once, in the
+// screen's own note, and the process's own run-queue wait is then given as
+// what it is: ours, not the host's.
+func (res *result) hostLine(s *settings) string {
+	h := &res.host
+	if !h.ok {
+		if h.why == "" {
+			return ""
+		}
+		return "host: contention figures unavailable (" + h.why + ")"
+	}
+	sp := &h.span
+	var figs []string
+	for _, f := range []struct {
+		name string
+		fig  hostmon.Figure
+	}{{"foreign", sp.ForeignBusyPct}, {"sibling", sp.SiblingBusyPct}, {"steal", sp.StealPct}, {"PSI some", sp.PSISomePct}, {"load1", sp.Load1}} {
+		if f.fig.Available() {
+			figs = append(figs, f.name+" "+fmtFigure(f.fig))
+		}
+	}
+	l := fmt.Sprintf("host: %s over the counter span on CPUs %s", h.verdict, sp.CPUs.String())
+	if len(figs) > 0 {
+		l += ": " + strings.Join(figs, ", ")
+	}
+	if w := sp.ProcessRunQueueWaitNs; w.Available() && res.proc.iters() > 0 {
+		l += fmt.Sprintf("; this process's own threads (not the host's) waited %s/op on a run queue", fmtNs(w.Value/float64(res.proc.iters())))
+	}
+	if h.verdict.Contended && !s.screen.FailContended {
+		l += fmt.Sprintf("; figures measured in this weather are not comparable with a clean run's (%s.Screen.FailContended fails instead)", s.typ)
+	}
+	return l
+}
+
+// fmtFigure prints a contention figure with at most three significant
+// digits, and a near-zero as 0.
+func fmtFigure(f hostmon.Figure) string {
+	v := reportValue(f.Value)
+	if math.Abs(v) < 0.001 {
+		v = 0
+	}
+	s := fmt.Sprintf("%.3g", v)
+	if f.Unit == "%" {
+		s += "%"
+	}
+	return s
+}
+
+// counterLine reports the process counters and which span they cover, in
+// one line.
+func (res *result) counterLine(typ string) string {
+	c := &res.proc
+	if !c.ok {
+		return "process counters: unavailable (" + c.why + ")"
+	}
+	n := float64(c.iters())
+	s := fmt.Sprintf("process: cpu/wall %.2f (user %s/op, sys %s/op); context switches %s voluntary, %s involuntary; peak RSS %s; GC %d cycles",
+		c.cpuPerWall(), fmtNs(float64(c.userNs)/n), fmtNs(float64(c.sysNs)/n),
+		switchFigure(c, c.nvcsw), switchFigure(c, c.nivcsw), fmtBytes(c.maxRSS), c.gcCycles)
+	switch {
+	case c.from == res.from:
+	case len(res.sessions) > 0:
+		s += fmt.Sprintf("; counters cover the whole concurrent region, rounds %d-%d (Run takes no snapshots inside it), the figures above %d-%d", c.from, c.to, res.from, res.n)
+	case c.from < res.from:
+		s += fmt.Sprintf("; counters include warm-up: they cover iterations %d-%d, %d before the steady start at %d (no snapshot landed inside the steady window); raise -benchtime or lower %s.Window",
+			c.from, c.to, res.from-c.from, res.from, typ)
+	default:
+		s += fmt.Sprintf("; counters cover iterations %d-%d (%d), the figures above %d-%d (%d): snapshots are taken at window boundaries at most every 100x their own cost",
+			c.from, c.to, c.iters(), res.from, res.n, res.n-res.from)
+	}
+	return s
+}
+
+// switchFigure prints a context-switch count per op, and for a zero says
+// which zero it is: getrusage returns every counter at once, so a zero
+// beside CPU times that moved is a true zero.
+func switchFigure(c *counterSpan, v int64) string {
+	if v != 0 {
+		return fmt.Sprintf("%.3g/op", float64(v)/float64(c.iters()))
+	}
+	if c.userNs+c.sysNs > 0 {
+		return fmt.Sprintf("0/op (a true zero: getrusage's CPU times moved %s in the same span)", fmtNs(float64(c.userNs+c.sysNs)))
+	}
+	return "0/op (a dead instrument? getrusage's CPU times did not move either)"
+}
+
+// fmtNs prints nanoseconds as a duration with three significant digits.
+func fmtNs(ns float64) string {
+	if math.IsNaN(ns) {
+		return "n/a"
+	}
+	a := math.Abs(ns)
+	switch {
+	case a >= 1e9:
+		return fmt.Sprintf("%.3gs", ns/1e9)
+	case a >= 1e6:
+		return fmt.Sprintf("%.3gms", ns/1e6)
+	case a >= 1e3:
+		return fmt.Sprintf("%.3gµs", ns/1e3)
+	}
+	return fmt.Sprintf("%.3gns", ns)
+}
+
+// fmtPair prints two durations with as many digits (3 to 6) as it takes for
+// different values to read differently.
+func fmtPair(a, b float64) (string, string) {
+	for sig := 3; sig <= 6; sig++ {
+		sa, sb := fmtNsSig(a, sig), fmtNsSig(b, sig)
+		if sa != sb || sig == 6 {
+			return sa, sb
+		}
+	}
+	return "", ""
+}
+
+// fmtNsSig prints nanoseconds with sig significant digits.
+func fmtNsSig(ns float64, sig int) string {
+	a := math.Abs(ns)
+	unit, div := "ns", 1.0
+	switch {
+	case a >= 1e9:
+		unit, div = "s", 1e9
+	case a >= 1e6:
+		unit, div = "ms", 1e6
+	case a >= 1e3:
+		unit, div = "µs", 1e3
+	}
+	return fmt.Sprintf("%.*g%s", sig, ns/div, unit)
+}
+
+// fmtBytes prints a byte count in binary units.
+func fmtBytes(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.3gGiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.3gMiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.3gKiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%dB", n)
+}

@@ -1,0 +1,157 @@
+package decodegap
+
+import (
+	"fmt"
+	"math"
+
+	"golang.org/x/perf/benchunit"
+
+	"github.com/gapbench/gapbench/hostmon"
+)
+
+// Metric is one unit that Run and Compare report with b.ReportMetric, with
+// its meaning. Every unit parses with golang.org/x/perf/benchunit, so
+// benchstat compares it. A figure that cannot be measured on the host is
+// left out of the line, never reported as 0; the log says why.
+type Metric struct {
+	Unit    string
+	Meaning string
+}
+
+// Metrics lists every fixed unit reported, in the order reported. Besides
+// them: sN-p50-ns/op and sN-p90-ns/op (RunConfig.Sessions: session N's
+// percentiles) and NAME/op (a config Counter's change per step).
+func Metrics() []Metric {
+	out := make([]Metric, len(metricTable))
+	for i, m := range metricTable {
+		out[i] = Metric{m.unit, m.doc}
+	}
+	return out
+}
+
+// metricDef is one metric: its unit, its meaning, and how to read it from a
+// result (false leaves it out of the line). Adding a metric is adding an
+// entry here (and, when it needs a new figure, a field in result.go).
+type metricDef struct {
+	unit, doc string
+	read      func(*result) (float64, bool)
+}
+
+// always wraps a figure that every result has.
+func always(f func(*result) float64) func(*result) (float64, bool) {
+	return func(r *result) (float64, bool) { return f(r), true }
+}
+
+// perOp divides a process-counter total by the span's iterations.
+func perOp(f func(*counterSpan) float64) func(*result) (float64, bool) {
+	return func(r *result) (float64, bool) {
+		c := &r.proc
+		if !c.ok || c.iters() == 0 || c.wallNs <= 0 {
+			return 0, false
+		}
+		return f(c) / float64(c.iters()), true
+	}
+}
+
+// hostFigure reads a contention figure when available; per divides it by
+// the span's iterations.
+func hostFigure(f func(*hostmon.Span) hostmon.Figure, per bool) func(*result) (float64, bool) {
+	return func(r *result) (float64, bool) {
+		if !r.host.ok {
+			return 0, false
+		}
+		fig := f(&r.host.span)
+		if !fig.Available() {
+			return 0, false
+		}
+		if per {
+			if r.proc.iters() == 0 {
+				return 0, false
+			}
+			return fig.Value / float64(r.proc.iters()), true
+		}
+		return fig.Value, true
+	}
+}
+
+var metricTable = []metricDef{
+	{"ns/op", "mean step latency (replaces testing's own ns/op, which would include gaps)", always(func(r *result) float64 { return r.lat.mean })},
+	{"p50-ns/op", "median step latency", always(func(r *result) float64 { return r.lat.p50 })},
+	{"p90-ns/op", "90th percentile step latency", always(func(r *result) float64 { return r.lat.p90 })},
+	{"p99-ns/op", "99th percentile step latency", always(func(r *result) float64 { return r.lat.p99 })},
+	{"outlier-%", "share of the steps' total time (so of ns/op) made by steps at least 10× the median", always(func(r *result) float64 { return 100 * r.out.share })},
+	{"gap-req-ns/op", "mean requested gap", always(func(r *result) float64 { return r.gap.req })},
+	{"gap-ns/op", "mean achieved gap: end of one step to start of the next", always(func(r *result) float64 { return r.gap.mean })},
+	{"gap-p50-ns/op", "median achieved gap", always(func(r *result) float64 { return r.gap.p50 })},
+	{"null-ratio", "the null instance's (Run) or null arm's (Compare) mean over the step's, same run or round", func(r *result) (float64, bool) { return r.null.ratio, r.null.on }},
+	{"steps/s", "RunConfig.Sessions: steps of all sessions per second of the region", func(r *result) (float64, bool) { return r.throughput, len(r.sessions) > 0 }},
+	{"foreign-%", "others' busy time on the measured CPUs (100 = every CPU busy)", hostFigure(func(h *hostmon.Span) hostmon.Figure { return h.ForeignBusyPct }, false)},
+	{"sibling-%", "busy time on the SMT siblings of the measured CPUs (only with SMT)", hostFigure(func(h *hostmon.Span) hostmon.Figure { return h.SiblingBusyPct }, false)},
+	{"steal-%", "hypervisor steal on the measured CPUs", hostFigure(func(h *hostmon.Span) hostmon.Figure { return h.StealPct }, false)},
+	{"psi-some-%", "share of the span in which some task waited for a CPU (/proc/pressure/cpu)", hostFigure(func(h *hostmon.Span) hostmon.Figure { return h.PSISomePct }, false)},
+	{"load1", "1-minute load average at the end of the span", hostFigure(func(h *hostmon.Span) hostmon.Figure { return h.Load1 }, false)},
+	{"runq-ns/op", "time this process's threads waited on a run queue, per step (schedstat)", hostFigure(func(h *hostmon.Span) hostmon.Figure { return h.ProcessRunQueueWaitNs }, true)},
+	{"threads", "threads of the process at the end", func(r *result) (float64, bool) { return float64(r.census.threads()), r.host.ok && r.census.ok }},
+	{"cpu/wall", "process CPU seconds per wall second (all threads; 1 = one core busy)", func(r *result) (float64, bool) {
+		v := r.proc.cpuPerWall()
+		return v, !math.IsNaN(v) && r.proc.iters() > 0
+	}},
+	{"user-ns/op", "user CPU time per step, all threads (getrusage)", perOp(func(c *counterSpan) float64 { return float64(c.userNs) })},
+	{"sys-ns/op", "system CPU time per step, all threads (getrusage)", perOp(func(c *counterSpan) float64 { return float64(c.sysNs) })},
+	{"vcsw/op", "voluntary context switches per step, all threads", perOp(func(c *counterSpan) float64 { return float64(c.nvcsw) })},
+	{"ivcsw/op", "involuntary context switches per step, all threads", perOp(func(c *counterSpan) float64 { return float64(c.nivcsw) })},
+	{"peak-RSS-B", "peak resident set size of the process so far, bytes", func(r *result) (float64, bool) {
+		return float64(r.proc.maxRSS), r.proc.ok && r.proc.iters() > 0 && r.proc.wallNs > 0
+	}},
+	{"gc-pause-ns/op", "Go GC stop-the-world time per step (histogram estimate)", perOp(func(c *counterSpan) float64 { return c.gcPause })},
+	{"gc/op", "completed Go GC cycles per step", perOp(func(c *counterSpan) float64 { return float64(c.gcCycles) })},
+}
+
+// metric is one value for b.ReportMetric.
+type metric struct {
+	value float64
+	unit  string
+}
+
+// metrics lists the result's benchfmt metrics.
+func (r *result) metrics() []metric {
+	var ms []metric
+	for _, d := range metricTable {
+		if v, ok := d.read(r); ok {
+			ms = append(ms, metric{v, d.unit})
+		}
+	}
+	for i, s := range r.sessions {
+		ms = append(ms, metric{s.p50, fmt.Sprintf("s%d-p50-ns/op", i+1)}, metric{s.p90, fmt.Sprintf("s%d-p90-ns/op", i+1)})
+	}
+	for _, u := range r.user {
+		if u.err == "" && r.proc.iters() > 0 {
+			ms = append(ms, metric{u.delta / float64(r.proc.iters()), u.name + "/op"})
+		}
+	}
+	return ms
+}
+
+// reportValue is the value to print: testing prints a value under 5e-8 as
+// "0.0000000", which reads as a measured non-zero; such a value is reported
+// as an exact 0.
+func reportValue(v float64) float64 {
+	if math.Abs(v) < 5e-8 {
+		return 0
+	}
+	return v
+}
+
+// reportUnit is the unit to print m in. benchfmt tidies "ns" units to
+// "sec" by comparing the tidied value with the original, so it leaves an
+// exact 0 in its original unit: "0 sys-ns/op" and "12 sys-ns/op" would land
+// in two benchstat tables. A zero is therefore printed in the tidied unit
+// ("0 sys-sec/op"), which benchfmt keeps as it is. ns/op is left alone:
+// testing treats "0 ns/op" specially.
+func reportUnit(m metric) string {
+	if m.value != 0 || m.unit == "ns/op" {
+		return m.unit
+	}
+	_, u := benchunit.Tidy(1, m.unit)
+	return u
+}

@@ -1,0 +1,306 @@
+package decodegap
+
+import (
+	"math"
+	"slices"
+	"time"
+
+	"github.com/gapbench/gapbench/decodegap/internal/steady"
+	"github.com/gapbench/gapbench/hostmon"
+)
+
+// result is what one measurement (a Run, or one block of Compare) found:
+// plain numbers and enumerations, filled by the analysis and read by every
+// reporter (metrics.go, log.go, trace.go). No field holds a sentence.
+type result struct {
+	n      int // recorded iterations
+	stride int // iterations per kept sample
+	window int // steps per window in effect
+	// st is the steady-state verdict on the kept samples; reached whether a
+	// steady state was observed; from the first recorded iteration the
+	// figures describe (0 when not reached: they describe the transient).
+	st      steady.Result
+	reached bool
+	from    int
+	// rerunN, when > 0, is the -benchtime=Nx that would give a steady window
+	// of b.N iterations: set when the steady window is less than half the run.
+	rerunN int
+
+	lat  latency  // step latency over the reported samples (ns)
+	out  outliers // the steps that dominate the mean, if any
+	gap  gapStats
+	proc counterSpan // process counters over the span they cover
+	host hostResult
+	// census is the threads by phase and where the span's CPU went.
+	census census
+	// user is the config's Counters over the counter span.
+	user []userSpan
+
+	// sessions are each session's figures (RunConfig.Sessions > 1); the
+	// latency above then pools every session. throughput is steps per
+	// second of the region; soloN the steps of the solo census block.
+	sessions   []sessionStats
+	throughput float64
+	soloN      int
+
+	null nullResult
+	// round, rounds and procs place a Compare block (rounds is 0 in Run).
+	round, rounds, procs int
+	// tracePaths are the trace files written, if any.
+	tracePaths []string
+	// summary is Compare's order and verdicts, on the last block printed.
+	summary *compareSummary
+}
+
+// latency is a latency distribution's summary (ns).
+type latency struct{ mean, p50, p90, p99 float64 }
+
+// outlierFactor: a step at least this many times the median is an outlier.
+const outlierFactor = 10
+
+// dominatedShare: outliers making at least this share of the mean's total
+// dominate it.
+const dominatedShare = 0.5
+
+// outliers are the steps of the reported window at least outlierFactor
+// times its median: how many, the largest (ns), and the share of the
+// window's total step time (so of the mean) they make.
+type outliers struct {
+	count   int
+	largest float64
+	share   float64
+}
+
+// dominated reports whether a few steps make most of the mean.
+func (o outliers) dominated() bool { return o.count > 0 && o.share >= dominatedShare }
+
+// gapStats is the achieved gap beside the requested one.
+type gapStats struct {
+	req, mean, p50 float64 // requested mean, achieved mean and median (ns)
+	kind           GapKind
+	shape          GapShape
+	spin           time.Duration
+	// stretched counts the counter snapshots that took longer than the mean
+	// requested gap; stretchMax is the longest (ns).
+	stretched  int
+	stretchMax int64
+}
+
+// hostResult is the contention over the counter span, when ok; why says
+// why it is unavailable otherwise.
+type hostResult struct {
+	ok      bool
+	why     string
+	span    hostmon.Span
+	verdict hostmon.Verdict
+}
+
+// nullResult is the null instance's figures: its steady mean over the
+// step's (ratio) and whether both settled. of names the arm it is a second
+// instance of, in Compare ("" in Run).
+type nullResult struct {
+	on     bool
+	ratio  float64
+	steady bool
+	of     string
+	// st is the null instance's own steady-state verdict (Run).
+	st steady.Result
+}
+
+// counterSpan is the process counters between two snapshots.
+type counterSpan struct {
+	ok bool
+	// why is the reason the counters are unavailable, when !ok.
+	why string
+	// from and to are the recorded iterations the span covers; first and
+	// last the snapshots it runs between.
+	from, to    int
+	first, last *snapshot
+	wallNs      int64
+	cpuNs       int64
+	userNs      int64
+	sysNs       int64
+	nvcsw       int64
+	nivcsw      int64
+	maxRSS      int64
+	gcCycles    uint64
+	gcPause     float64
+}
+
+// iters returns the number of iterations the span covers.
+func (c *counterSpan) iters() int { return c.to - c.from }
+
+// cpuPerWall is the span's process CPU per wall second, NaN when the
+// counters are unavailable.
+func (c *counterSpan) cpuPerWall() float64 {
+	if c.ok && c.wallNs > 0 {
+		return float64(c.cpuNs) / float64(c.wallNs)
+	}
+	return math.NaN()
+}
+
+// newResult starts the result of r's run.
+func (r *runner) newResult() *result {
+	return &result{
+		n: r.rec.count, stride: r.rec.stride, window: r.window,
+		gap: gapStats{kind: r.s.gap.Kind, shape: r.s.gap.Shape, spin: r.waiter.Spin()},
+	}
+}
+
+// fill computes the figures over the reported samples lat and gaps, the
+// counter span from recorded iteration spanFrom, and the host's.
+func (r *runner) fill(res *result, lat, gaps []int64, spanFrom int) {
+	res.lat = summarize(lat)
+	res.out = findOutliers(lat, res.lat.p50)
+	g := summarize(gaps)
+	res.gap.mean, res.gap.p50 = g.mean, g.p50
+	if r.n > 0 {
+		res.gap.req = float64(r.requested) / float64(r.n)
+	}
+	if res.gap.req > 0 {
+		// The first and last snapshots fall outside the recorded gaps.
+		for k := 1; k < len(r.snaps)-1; k++ {
+			if c := r.snaps[k].costNs; float64(c) > res.gap.req {
+				res.gap.stretched++
+				res.gap.stretchMax = max(res.gap.stretchMax, c)
+			}
+		}
+	}
+	if res.reached && res.from > res.n/2 {
+		res.rerunN = roundUp2(res.from + res.n)
+	}
+	res.proc = r.span(spanFrom)
+	if res.proc.ok && len(r.s.counters) > 0 {
+		res.user = userSpans(r.s.counters, res.proc.first, res.proc.last, res.proc.iters())
+	}
+	r.hostSpan(res)
+}
+
+// steadyWindow runs the detector on rec and sets res's steady fields; it
+// returns the kept latencies and gaps the figures describe (the whole
+// record when not reached).
+func steadyWindow(rec *record, window int) (st steady.Result, reached bool, from int, lat, gaps []int64) {
+	st = steady.Detect(rec.lat, steady.Params{Window: window, Stride: rec.stride})
+	k0 := 0
+	if st.Class != steady.NoSteadyState && st.Start >= 0 {
+		reached = true
+		k0 = st.Start
+	}
+	return st, reached, k0 * rec.stride, rec.lat[k0:], rec.gap[k0:]
+}
+
+// hostSpan fills the contention figures, the screen's verdict and the
+// thread census for the counter span.
+func (r *runner) hostSpan(res *result) {
+	if r.host == nil {
+		return
+	}
+	if r.host.sampler == nil {
+		res.host.why = r.host.why
+		return
+	}
+	first, last := res.proc.first, res.proc.last
+	if !res.proc.ok || first.host == nil || last.host == nil {
+		res.host.why = "no host snapshots for the counter span"
+		return
+	}
+	res.host.span, res.host.ok = hostmon.Between(first.host, last.host), true
+	res.host.verdict = res.host.span.Screen(r.s.screen.Thresholds)
+	res.census = takeCensus(&r.phases, first.host.Tasks(), last.host.Tasks())
+}
+
+// summarize returns the mean and the 50th, 90th and 99th percentiles of xs
+// (nearest rank), NaN for none. It sorts a copy; xs is left as it is.
+func summarize(xs []int64) latency {
+	if len(xs) == 0 {
+		return latency{math.NaN(), math.NaN(), math.NaN(), math.NaN()}
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	var sum float64
+	for _, x := range s {
+		sum += float64(x)
+	}
+	q := func(p float64) float64 {
+		i := int(math.Ceil(p*float64(len(s)))) - 1
+		i = max(0, min(i, len(s)-1))
+		return float64(s[i])
+	}
+	return latency{sum / float64(len(s)), q(0.50), q(0.90), q(0.99)}
+}
+
+// findOutliers counts the steps of lat at least outlierFactor times p50.
+func findOutliers(lat []int64, p50 float64) outliers {
+	var o outliers
+	if len(lat) == 0 || !(p50 > 0) {
+		return o
+	}
+	var sum, big float64
+	for _, x := range lat {
+		v := float64(x)
+		sum += v
+		if v >= outlierFactor*p50 {
+			o.count++
+			big += v
+			o.largest = max(o.largest, v)
+		}
+	}
+	if sum > 0 {
+		o.share = big / sum
+	}
+	return o
+}
+
+// span picks the counter snapshots for a report that starts at recorded
+// iteration from: the first snapshot at or after from, to the last one. If
+// the only snapshot at or after from is the last, it starts at the last
+// snapshot before from instead, so that the span holds at least one window.
+func (r *runner) span(from int) counterSpan {
+	if len(r.snaps) < 2 {
+		return counterSpan{why: "fewer than two counter snapshots"}
+	}
+	li := len(r.snaps) - 1
+	fi := -1
+	for k := 0; k < li; k++ {
+		if r.snaps[k].iter >= from {
+			fi = k
+			break
+		}
+	}
+	if fi < 0 {
+		fi = 0
+		for k := 0; k < li; k++ {
+			if r.snaps[k].iter < from {
+				fi = k
+			}
+		}
+	}
+	first, last := &r.snaps[fi], &r.snaps[li]
+	for _, s := range []*snapshot{first, last} {
+		if s.err != nil {
+			return counterSpan{why: s.err.Error()}
+		}
+	}
+	return counterSpan{
+		ok:   true,
+		from: first.iter, to: last.iter,
+		first: first, last: last,
+		wallNs: last.wallNs - first.wallNs,
+		cpuNs:  last.cpuNs - first.cpuNs,
+		userNs: last.userNs - first.userNs,
+		sysNs:  last.sysNs - first.sysNs,
+		nvcsw:  last.nvcsw - first.nvcsw, nivcsw: last.nivcsw - first.nivcsw,
+		maxRSS:   last.maxRSSBytes,
+		gcCycles: last.gcCycles - first.gcCycles,
+		gcPause:  last.gcPauseNs - first.gcPauseNs,
+	}
+}
+
+// roundUp2 rounds n > 0 up to two significant digits.
+func roundUp2(n int) int {
+	p := 1
+	for n/p >= 100 {
+		p *= 10
+	}
+	return (n + p - 1) / p * p
+}

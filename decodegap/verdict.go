@@ -1,0 +1,95 @@
+package decodegap
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/gapbench/gapbench/nullband"
+)
+
+// judgedUnits are the figures Compare judges each arm on, against the first
+// arm: the mean (it carries the tail), the median step (the typical one),
+// and what the steps cost the machine.
+var judgedUnits = []struct {
+	unit string
+	of   func(*result) float64
+}{
+	{"ns/op", func(r *result) float64 { return r.lat.mean }},
+	{"p50-ns/op", func(r *result) float64 { return r.lat.p50 }},
+	{"cpu/wall", func(r *result) float64 { return r.proc.cpuPerWall() }},
+}
+
+// armVerdict is one arm's verdicts against the first arm, by judged unit.
+type armVerdict struct {
+	arm      int
+	verdicts []nullband.Verdict
+	errs     []error
+}
+
+// judge judges every arm against the first over the first rounds rounds at
+// setting pi, and reports whether every verdict is decided.
+func (c *comparison) judge(pi, rounds int) bool {
+	if c.cfg.NoNullArm {
+		return false
+	}
+	res := c.res[pi]
+	base, null := res[0], res[len(c.arms)-1]
+	opt := c.cfg.Verdict
+	opt.Knobs = nullband.Knobs{Rounds: "-count", RejectRatio: "CompareConfig.Verdict.RejectRatio", MaxBand: "CompareConfig.Verdict.MaxBand"}
+	var vs []armVerdict
+	for a := 1; a < len(c.arms)-1; a++ {
+		av := armVerdict{arm: a}
+		for _, m := range judgedUnits {
+			var s nullband.Samples
+			for r := range rounds {
+				s.Base = append(s.Base, m.of(base[r]))
+				s.Candidate = append(s.Candidate, m.of(res[a][r]))
+				s.Null = append(s.Null, m.of(null[r]))
+			}
+			v, err := nullband.Judge(s, opt)
+			av.verdicts, av.errs = append(av.verdicts, v), append(av.errs, err)
+		}
+		vs = append(vs, av)
+	}
+	c.verdicts[pi] = vs
+	return false
+}
+
+// compareSummary is the head of the last arm's last log: the order used
+// and the verdicts.
+type compareSummary struct{ lines []string }
+
+// summary writes the order and the verdicts of every setting.
+func (c *comparison) summary() *compareSummary {
+	var lines []string
+	for pi, procs := range c.plan.procs {
+		var o strings.Builder
+		fmt.Fprintf(&o, "order at GOMAXPROCS %d (CompareConfig.Seed = %d):", procs, c.s.seed)
+		for r := range c.rounds {
+			if r > 0 {
+				o.WriteString(" |")
+			}
+			for _, a := range c.order[pi][r] {
+				o.WriteString(" " + c.arms[a].Name)
+			}
+		}
+		lines = append(lines, o.String())
+		if c.cfg.NoNullArm {
+			lines = append(lines, "verdicts: none without a null arm (CompareConfig.NoNullArm is set); compare the columns with benchstat")
+			continue
+		}
+		for _, av := range c.verdicts[pi] {
+			var parts []string
+			for i, m := range judgedUnits {
+				if err := av.errs[i]; err != nil {
+					parts = append(parts, fmt.Sprintf("%s: no verdict: %v", m.unit, err))
+					continue
+				}
+				v := av.verdicts[i]
+				parts = append(parts, fmt.Sprintf("%s %v: %s", m.unit, v.Kind, v.Reason))
+			}
+			lines = append(lines, fmt.Sprintf("%s vs %s: %s", c.arms[av.arm].Name, c.arms[0].Name, strings.Join(parts, "; ")))
+		}
+	}
+	return &compareSummary{lines: lines}
+}
