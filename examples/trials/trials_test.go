@@ -17,17 +17,17 @@ var (
 
 var sink uint64
 
-// cfg is the trials' configuration: one step every 100 µs hybrid gap.
-var cfg = decodegap.Config{Gap: decodegap.Gap{Mean: 100 * time.Microsecond}}
+// gap is the trials' gap: one step every 100 µs, hybrid.
+var gap = decodegap.Gap{Mean: 100 * time.Microsecond}
 
 // BenchmarkStep is the arm `decodegap interleave` runs; only -work differs
 // between arms.
 func BenchmarkStep(b *testing.B) {
 	w := *work
-	decodegap.Run(b, cfg, func() error {
+	decodegap.Run(b, decodegap.RunConfig{Gap: gap}, decodegap.Func(func() error {
 		sink += Step(w)
 		return nil
-	})
+	}))
 }
 
 // BenchmarkCompare interleaves base (work 100) and cand (-cand-work) in one
@@ -38,7 +38,7 @@ func BenchmarkCompare(b *testing.B) {
 			return func() error { sink += Step(w); return nil }, func() error { return nil }, nil
 		}
 	}
-	decodegap.Compare(b, cfg,
+	decodegap.Compare(b, decodegap.CompareConfig{Gap: gap},
 		decodegap.Arm{Name: "base", Open: open(100)},
 		decodegap.Arm{Name: "cand", Open: open(*candWork)})
 }
