@@ -106,3 +106,66 @@ func BenchmarkStepOptions(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkModelStep checks the generic step's speed target: Model.Step
+// (file input fed, sr constant, stateN carried into state by the rule) adds
+// at most 2 µs per step over AdvancedSession.Run on the same session, with 0
+// allocs. Run it as
+//
+//	go test -run '^$' -bench ModelStep -benchtime=3000x -count 3 ./decodegap/ort/
+//
+// interleaved alternates Run and Step within each iteration, so drift and
+// co-tenant load hit both alike, and reports direct-ns/op, step-ns/op,
+// step-minus-direct-ns/op and step/direct; overhead-only times exactly what
+// Step adds around Run (the feed and carry copies).
+func BenchmarkModelStep(b *testing.B) {
+	m := openModel(b, vadModelConfig(b, Options{IntraOpThreads: 1}, SynthFrames))
+	raw := m.Raw()
+	for range 20 {
+		if err := m.Step(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.Run("interleaved", func(b *testing.B) {
+		step := m.Step
+		var direct, stepped time.Duration
+		b.ReportAllocs()
+		for b.Loop() {
+			t0 := time.Now()
+			if err := raw.Run(); err != nil {
+				b.Fatal(err)
+			}
+			t1 := time.Now()
+			if err := step(); err != nil {
+				b.Fatal(err)
+			}
+			t2 := time.Now()
+			direct += t1.Sub(t0)
+			stepped += t2.Sub(t1)
+		}
+		n := float64(b.N)
+		b.ReportMetric(float64(direct.Nanoseconds())/n, "direct-ns/op")
+		b.ReportMetric(float64(stepped.Nanoseconds())/n, "step-ns/op")
+		b.ReportMetric(float64((stepped-direct).Nanoseconds())/n, "step-minus-direct-ns/op")
+		b.ReportMetric(float64(stepped)/float64(direct), "step/direct")
+	})
+	b.Run("overhead-only", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			for i := range m.feeds {
+				f := &m.feeds[i]
+				n := copy(f.dst, f.src[f.pos:])
+				f.pos += n
+				if f.pos == len(f.src) {
+					f.pos = 0
+				}
+			}
+			for _, s := range m.stores {
+				s.store()
+			}
+			for i := range m.carry {
+				m.carry[i].do()
+			}
+		}
+	})
+}

@@ -1,18 +1,30 @@
 // Package ort builds decode-shaped steps from ONNX models run by the real ONNX
 // Runtime shared library, through github.com/yalue/onnxruntime_go.
 //
-// A step is a func() error, the shape of decodegap.Step, so a benchmark
-// passes it straight to decodegap.Run:
+// A step is a func() error, the shape of decodegap.Step. Any model:
 //
-//	vad, err := ort.OpenVAD(ort.VADConfig{Options: ort.Options{IntraOpThreads: 1}})
+//	m, err := ort.OpenModel(ort.ModelConfig{Path: "model.onnx",
+//		Dims: map[string]int64{"batch": 1}, Options: ort.Options{IntraOpThreads: 1}})
 //	...
-//	defer vad.Close()
-//	decodegap.Run(b, cfg, decodegap.Func(vad.Step))
+//	defer m.Close()
+//	decodegap.Run(b, cfg, decodegap.Func(m.Step))
+//
+// Inspect lists a model's inputs, outputs (element types, shapes with their
+// dynamic axes) and metadata without ONNX Runtime. OpenModel allocates every
+// tensor (ModelConfig.Inputs fills inputs: zeros, a constant, seeded random,
+// or a file fed one tensor per step), sizes outputs whose shape is dynamic by
+// one run, and carries state from outputs into inputs after each step: by
+// ModelConfig.State and by the rule of StatePairs (stateN → state, hn → h,
+// present.* → past_key_values.*). A model with a non-tensor input or output
+// (sequence, map) or a string tensor is refused when it opens, naming it.
+// ModelParity checks that two configurations agree within per-output
+// tolerances before anything is timed. OpenVAD is a hand-written step for
+// Silero VAD v5, the project's reference workload.
 //
 // This package knows nothing of gaps or statistics; it opens sessions with
-// the thread and spinning options being compared (Options), runs them without
-// allocating (Session.Run, VAD.Step), and checks that two configurations give
-// the same outputs before anything is timed (VAD.Parity).
+// the options being compared (Options: threads, spinning, execution mode,
+// graph optimisation, memory arena, and Options.Custom for the rest) and runs
+// them without allocating (Model.Step, Session.Run, VAD.Step).
 //
 // # Finding ONNX Runtime and the model
 //
@@ -31,15 +43,16 @@
 //   - otherwise .cache/ in the directory of the nearest go.mod above the
 //     working directory: the repository root, where `make deps` puts it.
 //
-// Require wraps Find for tests and benchmarks: when a part is missing it
-// skips with the command that installs it, except when the CI environment
-// variable is set (to anything but "", "0" or "false"), where it fails: CI
-// must really run the ONNX Runtime tests.
+// Require wraps Find for tests and benchmarks (RequireLibrary needs only the
+// library, RequireModel the library and a model of the test's): when a part
+// is missing it skips with the command that installs it, except when the CI
+// environment variable is set (to anything but "", "0" or "false"), where it
+// fails: CI must really run the ONNX Runtime tests.
 //
 // # The process-wide environment
 //
-// ONNX Runtime is loaded once per process (Init); Open and OpenVAD call Init
-// themselves with the library Find reports, and any number of goroutines may
+// ONNX Runtime is loaded once per process (Init); OpenModel, Open and OpenVAD
+// call Init themselves with the library Find reports, and any number of goroutines may
 // do so at once. The environment is never destroyed: it lives as long as the
 // process, so sessions may be opened and closed by many tests and benchmarks.
 //

@@ -53,6 +53,58 @@ func (m Mode) String() string {
 	return fmt.Sprintf("Mode(%d)", int(m))
 }
 
+// Toggle is an on/off switch whose zero value leaves ONNX Runtime's default.
+type Toggle int
+
+const (
+	// Default leaves the setting as ONNX Runtime (or, for
+	// Options.InterSpinning, Options.Spinning) has it.
+	Default Toggle = iota
+	// On turns the setting on.
+	On
+	// Off turns the setting off.
+	Off
+)
+
+// String returns "default", "on" or "off".
+func (t Toggle) String() string {
+	switch t {
+	case Default:
+		return "default"
+	case On:
+		return "on"
+	case Off:
+		return "off"
+	}
+	return fmt.Sprintf("Toggle(%d)", int(t))
+}
+
+// GraphOpt is ONNX Runtime's graph optimisation level.
+type GraphOpt int
+
+const (
+	// OptDefault leaves ONNX Runtime's default (all optimisations).
+	OptDefault GraphOpt = iota
+	// OptDisable turns graph optimisation off (ORT_DISABLE_ALL).
+	OptDisable
+	// OptBasic applies the basic, provider-independent rewrites.
+	OptBasic
+	// OptExtended adds the extended fusions.
+	OptExtended
+	// OptAll adds the layout optimisations (ORT_ENABLE_ALL).
+	OptAll
+)
+
+var graphOptNames = []string{"default", "disable", "basic", "extended", "all"}
+
+// String returns "default", "disable", "basic", "extended" or "all".
+func (g GraphOpt) String() string {
+	if g >= 0 && int(g) < len(graphOptNames) {
+		return graphOptNames[g]
+	}
+	return fmt.Sprintf("GraphOpt(%d)", int(g))
+}
+
 // Options are the session options compared by benchmarks. The zero Options
 // are ONNX Runtime's defaults.
 type Options struct {
@@ -65,17 +117,47 @@ type Options struct {
 	// nodes at once; used only when Mode is Parallel. 0 means ONNX
 	// Runtime's default. Negative is an error.
 	InterOpThreads int
-	// Spinning sets both session.intra_op.allow_spinning and
-	// session.inter_op.allow_spinning.
+	// Spinning sets session.intra_op.allow_spinning, and also
+	// session.inter_op.allow_spinning unless InterSpinning says otherwise.
 	Spinning Spinning
+	// InterSpinning sets session.inter_op.allow_spinning on its own;
+	// Default follows Spinning.
+	InterSpinning Toggle
 	// Mode is the execution mode.
 	Mode Mode
+	// GraphOpt is the graph optimisation level; OptDefault is ONNX
+	// Runtime's (all).
+	GraphOpt GraphOpt
+	// Arena turns the CPU memory arena on or off; Default is ONNX
+	// Runtime's (on).
+	Arena Toggle
+	// Custom, when set, is called last with the session options built from
+	// the fields above, to set anything else onnxruntime_go offers
+	// (execution providers, profiling, config entries). It must not keep
+	// or destroy so. Options holding a Custom are named with ",custom".
+	Custom func(so *ort.SessionOptions) error
 }
 
 // String returns the options in a form fit for a benchmark name, such as
 // "intra=1,inter=0,spin=off,sequential" (0 is ONNX Runtime's default).
+//
+// The fields added since (InterSpinning, GraphOpt, Arena, Custom) are
+// appended only when set: ",interspin=off,opt=basic,arena=off,custom".
 func (o Options) String() string {
-	return fmt.Sprintf("intra=%d,inter=%d,spin=%s,%s", o.IntraOpThreads, o.InterOpThreads, o.Spinning, o.Mode)
+	s := fmt.Sprintf("intra=%d,inter=%d,spin=%s,%s", o.IntraOpThreads, o.InterOpThreads, o.Spinning, o.Mode)
+	if o.InterSpinning != Default {
+		s += ",interspin=" + o.InterSpinning.String()
+	}
+	if o.GraphOpt != OptDefault {
+		s += ",opt=" + o.GraphOpt.String()
+	}
+	if o.Arena != Default {
+		s += ",arena=" + o.Arena.String()
+	}
+	if o.Custom != nil {
+		s += ",custom"
+	}
+	return s
 }
 
 // Validate returns an error naming the first field out of range.
@@ -89,6 +171,12 @@ func (o Options) Validate() error {
 		return fmt.Errorf("Options.Spinning is %d: use ort.SpinOn or ort.SpinOff", int(o.Spinning))
 	case o.Mode != Sequential && o.Mode != Parallel:
 		return fmt.Errorf("Options.Mode is %d: use ort.Sequential or ort.Parallel", int(o.Mode))
+	case o.InterSpinning < Default || o.InterSpinning > Off:
+		return fmt.Errorf("Options.InterSpinning is %d: use ort.Default, ort.On or ort.Off", int(o.InterSpinning))
+	case o.GraphOpt < OptDefault || o.GraphOpt > OptAll:
+		return fmt.Errorf("Options.GraphOpt is %d: use one of ort.OptDefault, OptDisable, OptBasic, OptExtended, OptAll", int(o.GraphOpt))
+	case o.Arena < Default || o.Arena > Off:
+		return fmt.Errorf("Options.Arena is %d: use ort.Default, ort.On or ort.Off", int(o.Arena))
 	}
 	return nil
 }
@@ -114,6 +202,13 @@ func (o Options) sessionOptions() (*ort.SessionOptions, error) {
 	if o.Spinning == SpinOff {
 		spin = "0"
 	}
+	interSpin := spin
+	switch o.InterSpinning {
+	case On:
+		interSpin = "1"
+	case Off:
+		interSpin = "0"
+	}
 	mode := ort.ExecutionMode(ort.ExecutionModeSequential)
 	if o.Mode == Parallel {
 		mode = ort.ExecutionModeParallel
@@ -125,8 +220,29 @@ func (o Options) sessionOptions() (*ort.SessionOptions, error) {
 		{"Options.IntraOpThreads", func() error { return so.SetIntraOpNumThreads(o.IntraOpThreads) }},
 		{"Options.InterOpThreads", func() error { return so.SetInterOpNumThreads(o.InterOpThreads) }},
 		{keyIntraSpin, func() error { return so.AddSessionConfigEntry(keyIntraSpin, spin) }},
-		{keyInterSpin, func() error { return so.AddSessionConfigEntry(keyInterSpin, spin) }},
+		{keyInterSpin, func() error { return so.AddSessionConfigEntry(keyInterSpin, interSpin) }},
 		{"Options.Mode", func() error { return so.SetExecutionMode(mode) }},
+	}
+	if o.GraphOpt != OptDefault {
+		level := []ort.GraphOptimizationLevel{OptDisable: ort.GraphOptimizationLevelDisableAll,
+			OptBasic: ort.GraphOptimizationLevelEnableBasic, OptExtended: ort.GraphOptimizationLevelEnableExtended,
+			OptAll: ort.GraphOptimizationLevelEnableAll}[o.GraphOpt]
+		steps = append(steps, struct {
+			what string
+			do   func() error
+		}{"Options.GraphOpt", func() error { return so.SetGraphOptimizationLevel(level) }})
+	}
+	if o.Arena != Default {
+		steps = append(steps, struct {
+			what string
+			do   func() error
+		}{"Options.Arena", func() error { return so.SetCpuMemArena(o.Arena == On) }})
+	}
+	if o.Custom != nil {
+		steps = append(steps, struct {
+			what string
+			do   func() error
+		}{"Options.Custom", func() error { return o.Custom(so) }})
 	}
 	for _, s := range steps {
 		if err := s.do(); err != nil {

@@ -1,0 +1,667 @@
+package ort
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"unsafe"
+
+	ort "github.com/yalue/onnxruntime_go"
+)
+
+// ModelConfig describes a generic step on any ONNX model. Only Path is
+// required: inputs are zeros, state is carried by the automatic rule
+// (StatePairs), and the options are ONNX Runtime's defaults.
+type ModelConfig struct {
+	// Path is the .onnx file. It is read once per process.
+	Path string
+	// Options are the session options.
+	Options Options
+	// Dims sets dynamic axes: by symbolic name ("batch": 1), or by input
+	// or output and axis as "NAME@AXIS" for an unnamed one. Every dynamic
+	// axis of every input must be set; an output axis left unset is sized
+	// by one run at open. A key no port uses is an error.
+	Dims map[string]int64
+	// Shapes sets inputs' whole shapes by name ("input": {1, 512}), an
+	// alternative to Dims for unnamed axes; a fixed axis must keep its size.
+	Shapes map[string][]int64
+	// Inputs fills inputs by name; an input not listed is zeros, and an
+	// input fed by state starts from its fill.
+	Inputs map[string]Fill
+	// State carries outputs into inputs by name (output → input), beside
+	// the automatic rule.
+	State map[string]string
+	// NoAutoState turns the automatic state rule off: only State is carried.
+	NoAutoState bool
+	// Seed seeds the Random fills: input i draws from PCG(Seed, i).
+	Seed uint64
+}
+
+// Buffer is one input or output tensor of a Model, in memory the Model
+// owns: Bytes holds its elements, little-endian, row-major.
+type Buffer struct {
+	// Port is the input or output, with Shape resolved (no -1).
+	Port Port
+	// Bytes is the tensor's memory; valid until the Model is closed. A
+	// caller may write an input's bytes between steps.
+	Bytes []byte
+	value ort.Value
+	// store copies a scalar output's value into Bytes after a run
+	// (onnxruntime_go keeps a rank-0 tensor's memory private); nil for
+	// tensors of rank ≥ 1, whose memory is Bytes itself.
+	store func()
+}
+
+// Len returns the number of elements.
+func (b *Buffer) Len() int { return len(b.Bytes) / b.Port.DType.Size() }
+
+// At returns element i as a float64 (exact for every type but 64-bit
+// integers beyond ±2⁵³; bool is 0 or 1).
+func (b *Buffer) At(i int) float64 { return get(b.Port.DType, b.Bytes, i) }
+
+// Set stores v as element i, converted to the element type.
+func (b *Buffer) Set(i int, v float64) { put(b.Port.DType, b.Bytes, i, v) }
+
+// feed streams a file into an input, one tensor per step.
+type feed struct {
+	dst, src []byte
+	// pos is the offset of the next tensor in src.
+	pos int
+}
+
+// carry copies an output into an input after each step: whole when axis
+// is -1, else the last rows along the window axis.
+type carry struct {
+	dst, src []byte
+	// outer is the product of the axes before the window axis; dstRow and
+	// srcRow the bytes of one outer slice of dst and src.
+	outer, dstRow, srcRow int
+}
+
+func (c *carry) do() {
+	if c.outer == 0 {
+		copy(c.dst, c.src)
+		return
+	}
+	skip := c.srcRow - c.dstRow
+	for o := 0; o < c.outer; o++ {
+		copy(c.dst[o*c.dstRow:(o+1)*c.dstRow], c.src[o*c.srcRow+skip:(o+1)*c.srcRow])
+	}
+}
+
+// Model is a generic step on one ONNX Runtime session: each Step feeds the
+// inputs (constants, or the next tensor of a file), runs the model, and
+// copies the carried outputs into their inputs. It owns its session and
+// buffers; Close releases them. One goroutine at a time.
+type Model struct {
+	cfg   ModelConfig
+	sig   Signature
+	sess  *ort.AdvancedSession
+	ins   []*Buffer
+	outs  []*Buffer
+	pairs []Pair
+	feeds []feed
+	carry []carry
+	// initial holds each state input's bytes at open, for Reset.
+	initial [][]byte
+	// stateIn are the state inputs' buffers, in the order of initial.
+	stateIn []*Buffer
+	// stores are the scalar outputs (Buffer.store), copied after each run.
+	stores []*Buffer
+	steps  int64
+}
+
+// OpenModel opens cfg.Path as a step, loading ONNX Runtime first if needed.
+// It refuses, naming the input or output and its type, a model with a
+// non-tensor input or output (sequence, map, optional, sparse) or an element
+// type the step cannot allocate (string, complex, 8- and 4-bit floats and
+// ints). The caller must Close the Model.
+func OpenModel(cfg ModelConfig) (*Model, error) {
+	sig, err := Inspect(cfg.Path)
+	if err != nil {
+		return nil, err
+	}
+	if err := Runnable(sig); err != nil {
+		return nil, err
+	}
+	pairs, _, err := StatePairs(sig, cfg.State, !cfg.NoAutoState)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", cfg.Path, err)
+	}
+	if err := applyShapes(&sig, cfg.Shapes); err != nil {
+		return nil, fmt.Errorf("%s: %w", cfg.Path, err)
+	}
+	if err := resolve(&sig, cfg.Dims); err != nil {
+		return nil, fmt.Errorf("%s: %w", cfg.Path, err)
+	}
+	for name := range cfg.Inputs {
+		if _, ok := sig.Input(name); !ok {
+			return nil, fmt.Errorf("%s: a fill names input %q, which the model does not have (inputs: %s)", cfg.Path, name, portNames(sig.Inputs))
+		}
+	}
+	if err := Init(""); err != nil {
+		return nil, err
+	}
+	m := &Model{cfg: cfg, sig: sig}
+	ok := false
+	defer func() {
+		if !ok {
+			m.Close()
+		}
+	}()
+	for i, p := range sig.Inputs {
+		b, err := newBuffer(p, func(b *Buffer) error { return m.fill(i, b, cfg.Inputs[p.Name]) })
+		if err != nil {
+			return nil, fmt.Errorf("%s: input %q: %w", cfg.Path, p.Name, err)
+		}
+		m.ins = append(m.ins, b)
+	}
+	if err := m.sizeOutputs(); err != nil {
+		return nil, fmt.Errorf("%s: %w", cfg.Path, err)
+	}
+	for _, p := range sig.Outputs {
+		b, err := newBuffer(p, nil)
+		if err != nil {
+			return nil, fmt.Errorf("%s: output %q: %w", cfg.Path, p.Name, err)
+		}
+		m.outs = append(m.outs, b)
+	}
+	if m.pairs, err = m.plan(pairs); err != nil {
+		return nil, fmt.Errorf("%s: %w", cfg.Path, err)
+	}
+	for _, b := range m.outs {
+		if b.store != nil {
+			m.stores = append(m.stores, b)
+		}
+	}
+	so, err := cfg.Options.sessionOptions()
+	if err != nil {
+		return nil, err
+	}
+	defer so.Destroy()
+	data, err := loadModel(cfg.Path)
+	if err != nil {
+		return nil, err
+	}
+	m.sess, err = ort.NewAdvancedSessionWithONNXData(data, names(m.ins), names(m.outs), values(m.ins), values(m.outs), so)
+	if err != nil {
+		return nil, fmt.Errorf("opening %s with %v: %w", cfg.Path, cfg.Options, err)
+	}
+	ok = true
+	return m, nil
+}
+
+// Runnable returns nil when the generic step can run every input and
+// output of sig, else an error naming the first it cannot and its type.
+func Runnable(sig Signature) error {
+	for _, side := range []struct {
+		what  string
+		ports []Port
+	}{{"input", sig.Inputs}, {"output", sig.Outputs}} {
+		for _, p := range side.ports {
+			switch {
+			case p.Kind != Tensor:
+				return fmt.Errorf("%s: %s %q is a %s, %s: the generic step runs tensors only, so it cannot open this model",
+					sig.Path, side.what, p.Name, p.Kind, p.Type)
+			case !p.DType.Supported():
+				return fmt.Errorf("%s: %s %q is a tensor of %s: the generic step runs float32/64, float16, bfloat16, int8…int64, uint8…uint64 and bool tensors only, so it cannot open this model",
+					sig.Path, side.what, p.Name, p.DType)
+			case p.Shape == nil:
+				return fmt.Errorf("%s: %s %q declares no shape (%s of any rank): the generic step needs the rank, so it cannot open this model",
+					sig.Path, side.what, p.Name, p.Type)
+			}
+		}
+	}
+	return nil
+}
+
+// applyShapes sets whole input shapes.
+func applyShapes(sig *Signature, shapes map[string][]int64) error {
+	for name, shape := range shapes {
+		i := -1
+		for j, p := range sig.Inputs {
+			if p.Name == name {
+				i = j
+			}
+		}
+		if i < 0 {
+			return fmt.Errorf("a shape names input %q, which the model does not have (inputs: %s)", name, portNames(sig.Inputs))
+		}
+		p := &sig.Inputs[i]
+		if len(shape) != len(p.Shape) {
+			return fmt.Errorf("shape %v for input %q: the model declares %s, rank %d", shape, name, p.ShapeString(), len(p.Shape))
+		}
+		for a, d := range shape {
+			if d < 0 || (p.Shape[a] >= 0 && p.Shape[a] != d) {
+				return fmt.Errorf("shape %v for input %q: axis %d must be %s", shape, name, a, sizeWord(p.Shape[a]))
+			}
+		}
+		p.Shape = append([]int64(nil), shape...)
+	}
+	return nil
+}
+
+func sizeWord(d int64) string {
+	if d < 0 {
+		return "≥ 0"
+	}
+	return fmt.Sprint(d)
+}
+
+// resolve sets the dynamic axes of sig's ports from dims. Inputs must end
+// fully sized; outputs may keep -1 (sized by a run).
+func resolve(sig *Signature, dims map[string]int64) error {
+	used := map[string]bool{}
+	var missing []string
+	for side, ports := range [][]Port{sig.Inputs, sig.Outputs} {
+		for i := range ports {
+			p := &ports[i]
+			p.Shape = append([]int64(nil), p.Shape...)
+			for a, d := range p.Shape {
+				if d >= 0 {
+					continue
+				}
+				key := fmt.Sprintf("%s@%d", p.Name, a)
+				v, ok := dims[key]
+				if ok {
+					used[key] = true
+				} else if v, ok = dims[p.Dims[a]]; ok && p.Dims[a] != "" {
+					used[p.Dims[a]] = true
+				}
+				switch {
+				case ok && v < 0:
+					return fmt.Errorf("dimension %s is %d: sizes must be ≥ 0", firstOf(key, p.Dims[a]), v)
+				case ok:
+					p.Shape[a] = v
+				case side == 0 && p.Dims[a] != "":
+					missing = append(missing, fmt.Sprintf("%q (input %q axis %d)", p.Dims[a], p.Name, a))
+				case side == 0:
+					missing = append(missing, fmt.Sprintf("%q (input %q axis %d, unnamed)", key, p.Name, a))
+				}
+			}
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("dynamic dimensions not set: %s; set each in ModelConfig.Dims or the input's whole shape in ModelConfig.Shapes", strings.Join(missing, ", "))
+	}
+	var unused []string
+	for k := range dims {
+		if !used[k] {
+			unused = append(unused, fmt.Sprintf("%q", k))
+		}
+	}
+	if len(unused) > 0 {
+		sort.Strings(unused)
+		known := sig.DimNames()
+		return fmt.Errorf("dimensions %s: no dynamic axis of the model has that name (its named dynamic axes: %s; an unnamed one is NAME@AXIS)",
+			strings.Join(unused, ", "), strings.Join(quoteAll(known), ", "))
+	}
+	return nil
+}
+
+func firstOf(a, b string) string {
+	if b != "" {
+		return b
+	}
+	return a
+}
+
+func quoteAll(ss []string) []string {
+	if len(ss) == 0 {
+		return []string{"none"}
+	}
+	q := make([]string, len(ss))
+	for i, s := range ss {
+		q[i] = strconv.Quote(s)
+	}
+	return q
+}
+
+// newBuffer allocates a tensor for p (shape resolved), 8-byte aligned,
+// calling fill (when not nil) on its bytes before the tensor is made.
+func newBuffer(p Port, fill func(*Buffer) error) (*Buffer, error) {
+	n := int64(1)
+	for _, d := range p.Shape {
+		n *= d
+	}
+	size := n * int64(p.DType.Size())
+	b := &Buffer{Port: p}
+	shape := ort.NewShape(p.Shape...)
+	if size == 0 {
+		if fill != nil {
+			if err := fill(b); err != nil {
+				return nil, err
+			}
+		}
+		v, err := emptyTensor(p.DType, shape)
+		if err != nil {
+			return nil, err
+		}
+		b.value = v
+		return b, nil
+	}
+	words := make([]uint64, (size+7)/8)
+	b.Bytes = unsafe.Slice((*byte)(unsafe.Pointer(&words[0])), size)
+	if fill != nil {
+		if err := fill(b); err != nil {
+			return nil, err
+		}
+	}
+	var err error
+	if len(shape) == 0 {
+		b.value, b.store, err = newScalar(p.DType, b.Bytes)
+	} else {
+		b.value, err = ort.NewCustomDataTensor(shape, b.Bytes, ort.TensorElementDataType(p.DType))
+	}
+	if err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// newScalar makes a rank-0 tensor of type dt holding b's value, and the
+// copy of its value back into b. (onnxruntime_go v1.27.0's Scalar.Set
+// replaces the Go slice ONNX Runtime does not read, so a scalar input is
+// made with its value and never changed.)
+func newScalar(dt DType, b []byte) (ort.Value, func(), error) {
+	switch dt {
+	case Float32:
+		return scalarOf[float32](b)
+	case Float64:
+		return scalarOf[float64](b)
+	case Int8:
+		return scalarOf[int8](b)
+	case Uint8:
+		return scalarOf[uint8](b)
+	case Int16:
+		return scalarOf[int16](b)
+	case Uint16:
+		return scalarOf[uint16](b)
+	case Int32:
+		return scalarOf[int32](b)
+	case Uint32:
+		return scalarOf[uint32](b)
+	case Int64:
+		return scalarOf[int64](b)
+	case Uint64:
+		return scalarOf[uint64](b)
+	case Bool:
+		return scalarOf[bool](b)
+	}
+	return nil, nil, fmt.Errorf("is a scalar (rank 0) of %s: the generic step cannot allocate %s scalars", dt, dt)
+}
+
+func scalarOf[T ort.TensorData](b []byte) (ort.Value, func(), error) {
+	p := (*T)(unsafe.Pointer(&b[0]))
+	s, err := ort.NewScalar(*p)
+	if err != nil {
+		return nil, nil, err
+	}
+	return s, func() { *p = s.GetData() }, nil
+}
+
+// emptyTensor makes a tensor with no elements (a 0 in its shape).
+func emptyTensor(dt DType, shape ort.Shape) (ort.Value, error) {
+	switch dt {
+	case Float32:
+		return ort.NewEmptyTensor[float32](shape)
+	case Float64:
+		return ort.NewEmptyTensor[float64](shape)
+	case Int8:
+		return ort.NewEmptyTensor[int8](shape)
+	case Uint8:
+		return ort.NewEmptyTensor[uint8](shape)
+	case Int16:
+		return ort.NewEmptyTensor[int16](shape)
+	case Uint16:
+		return ort.NewEmptyTensor[uint16](shape)
+	case Int32:
+		return ort.NewEmptyTensor[int32](shape)
+	case Uint32:
+		return ort.NewEmptyTensor[uint32](shape)
+	case Int64:
+		return ort.NewEmptyTensor[int64](shape)
+	case Uint64:
+		return ort.NewEmptyTensor[uint64](shape)
+	case Bool:
+		return ort.NewEmptyTensor[bool](shape)
+	}
+	return nil, fmt.Errorf("has shape %v with no elements and type %s: the generic step cannot allocate an empty %s tensor", shape, dt, dt)
+}
+
+// fill writes input i's initial contents and, for a file of several
+// tensors, registers its feed.
+func (m *Model) fill(i int, b *Buffer, f Fill) error {
+	switch f.Kind {
+	case Zeros:
+		clear(b.Bytes)
+	case Const:
+		for j := range b.Len() {
+			b.Set(j, f.Value)
+		}
+	case Random:
+		if !(f.Lo < f.Hi) {
+			return fmt.Errorf("fill %v: Lo must be < Hi", f)
+		}
+		fillRandom(b.Port.DType, b.Bytes, f.Lo, f.Hi, rand.New(rand.NewPCG(m.cfg.Seed, uint64(i))))
+	case File:
+		src, err := os.ReadFile(f.Path)
+		if err != nil {
+			return fmt.Errorf("fill %v: %w", f, err)
+		}
+		if len(b.Bytes) == 0 {
+			return nil
+		}
+		if len(src) == 0 || len(src)%len(b.Bytes) != 0 {
+			return fmt.Errorf("fill %v: the file has %d bytes, but one %s tensor of shape %s is %d bytes: the file must hold a whole number of tensors (little-endian %s)",
+				f, len(src), b.Port.DType, b.Port.ShapeString(), len(b.Bytes), b.Port.DType)
+		}
+		copy(b.Bytes, src)
+		if len(src) > len(b.Bytes) && len(b.Port.Shape) == 0 {
+			return fmt.Errorf("fill %v: the file holds %d values, but the input is a scalar (rank 0), which the generic step sets once: give a file of one value", f, len(src)/len(b.Bytes))
+		}
+		if len(src) > len(b.Bytes) {
+			m.feeds = append(m.feeds, feed{dst: b.Bytes, src: src})
+		}
+	default:
+		return fmt.Errorf("fill kind %d: use Zeros, Const, Random or File", int(f.Kind))
+	}
+	return nil
+}
+
+// sizeOutputs sizes outputs whose shape still has a dynamic axis by one run
+// of a throwaway session on the inputs' initial contents.
+func (m *Model) sizeOutputs() error {
+	var todo []int
+	for i, p := range m.sig.Outputs {
+		for _, d := range p.Shape {
+			if d < 0 {
+				todo = append(todo, i)
+				break
+			}
+		}
+	}
+	if len(todo) == 0 {
+		return nil
+	}
+	data, err := loadModel(m.cfg.Path)
+	if err != nil {
+		return err
+	}
+	outNames := make([]string, len(todo))
+	for j, i := range todo {
+		outNames[j] = m.sig.Outputs[i].Name
+	}
+	s, err := ort.NewDynamicAdvancedSessionWithONNXData(data, names(m.ins), outNames, nil)
+	if err != nil {
+		return fmt.Errorf("sizing outputs %s by one run: %w", strings.Join(outNames, ", "), err)
+	}
+	defer s.Destroy()
+	got := make([]ort.Value, len(todo))
+	if err := s.Run(values(m.ins), got); err != nil {
+		return fmt.Errorf("sizing outputs %s by one run: %w", strings.Join(outNames, ", "), err)
+	}
+	for j, i := range todo {
+		if got[j] == nil {
+			return fmt.Errorf("sizing output %q by one run: ONNX Runtime returned no value", outNames[j])
+		}
+		m.sig.Outputs[i].Shape = append([]int64(nil), got[j].GetShape()...)
+		got[j].Destroy()
+	}
+	return nil
+}
+
+// plan checks the state pairs against the resolved shapes and builds the
+// copies Step makes.
+func (m *Model) plan(pairs []Pair) ([]Pair, error) {
+	for k, p := range pairs {
+		out, in := m.Output(p.Output), m.Input(p.Input)
+		if len(in.Port.Shape) == 0 {
+			return nil, fmt.Errorf("state %s→%s: input %q is a scalar (rank 0), which the generic step sets once and cannot carry state into", p.Output, p.Input, p.Input)
+		}
+		axis, why := pairAxis(out.Port, in.Port)
+		if why != "" {
+			return nil, fmt.Errorf("state %s→%s: %s", p.Output, p.Input, why)
+		}
+		pairs[k].Axis = axis
+		c := carry{dst: in.Bytes, src: out.Bytes}
+		if axis >= 0 {
+			outer, inner := 1, in.Port.DType.Size()
+			for a := range axis {
+				outer *= int(in.Port.Shape[a])
+			}
+			for a := axis + 1; a < len(in.Port.Shape); a++ {
+				inner *= int(in.Port.Shape[a])
+			}
+			c.outer = outer
+			c.dstRow = int(in.Port.Shape[axis]) * inner
+			c.srcRow = int(out.Port.Shape[axis]) * inner
+			if outer == 0 {
+				c = carry{}
+			}
+		}
+		m.carry = append(m.carry, c)
+		m.initial = append(m.initial, append([]byte(nil), in.Bytes...))
+		m.stateIn = append(m.stateIn, in)
+	}
+	return pairs, nil
+}
+
+func names(bs []*Buffer) []string {
+	n := make([]string, len(bs))
+	for i, b := range bs {
+		n[i] = b.Port.Name
+	}
+	return n
+}
+
+func values(bs []*Buffer) []ort.Value {
+	v := make([]ort.Value, len(bs))
+	for i, b := range bs {
+		v[i] = b.value
+	}
+	return v
+}
+
+// Step runs one step: it feeds the next tensor of every file input, runs the
+// model, and carries the state outputs into their inputs. Its signature
+// matches decodegap.Step. It does not allocate (except to build an error).
+func (m *Model) Step() error {
+	if m.sess == nil {
+		return errClosed
+	}
+	for i := range m.feeds {
+		f := &m.feeds[i]
+		n := copy(f.dst, f.src[f.pos:])
+		f.pos += n
+		if f.pos == len(f.src) {
+			f.pos = 0
+		}
+	}
+	if err := m.sess.Run(); err != nil {
+		return fmt.Errorf("running %s, step %d: %w", m.cfg.Path, m.steps, err)
+	}
+	for _, b := range m.stores {
+		b.store()
+	}
+	for i := range m.carry {
+		m.carry[i].do()
+	}
+	m.steps++
+	return nil
+}
+
+// Steps returns the number of steps run since open or Reset.
+func (m *Model) Steps() int64 { return m.steps }
+
+// Reset restores the state inputs' initial contents and rewinds file
+// inputs: the next step is the first of a new stream.
+func (m *Model) Reset() {
+	for i, b := range m.stateIn {
+		copy(b.Bytes, m.initial[i])
+	}
+	for i := range m.feeds {
+		f := &m.feeds[i]
+		copy(f.dst, f.src)
+		f.pos = 0
+	}
+	m.steps = 0
+}
+
+// Signature returns the model's signature with the shapes this Model runs.
+func (m *Model) Signature() Signature { return m.sig }
+
+// Pairs returns the state carried after each step.
+func (m *Model) Pairs() []Pair { return m.pairs }
+
+// Config returns the configuration the Model was opened with.
+func (m *Model) Config() ModelConfig { return m.cfg }
+
+// Options returns the session options.
+func (m *Model) Options() Options { return m.cfg.Options }
+
+// Inputs and Outputs return the buffers, in the model's order.
+func (m *Model) Inputs() []*Buffer  { return m.ins }
+func (m *Model) Outputs() []*Buffer { return m.outs }
+
+// Input returns the input buffer named name, or nil.
+func (m *Model) Input(name string) *Buffer { return byName(m.ins, name) }
+
+// Output returns the output buffer named name, or nil.
+func (m *Model) Output(name string) *Buffer { return byName(m.outs, name) }
+
+func byName(bs []*Buffer, name string) *Buffer {
+	for _, b := range bs {
+		if b.Port.Name == name {
+			return b
+		}
+	}
+	return nil
+}
+
+// Raw returns the underlying onnxruntime_go session, for a direct Run (the
+// benchmark that times the step's own cost) or anything the package does
+// not wrap. It belongs to the Model: never destroy it.
+func (m *Model) Raw() *ort.AdvancedSession { return m.sess }
+
+// Close releases the session and the tensors. It is safe to call more than
+// once; a step after Close returns an error.
+func (m *Model) Close() error {
+	var errs []error
+	if m.sess != nil {
+		errs = append(errs, m.sess.Destroy())
+		m.sess = nil
+	}
+	for _, b := range append(m.ins, m.outs...) {
+		if b.value != nil {
+			errs = append(errs, b.value.Destroy())
+			b.value = nil
+		}
+	}
+	m.ins, m.outs, m.feeds, m.carry = nil, nil, nil, nil
+	return errors.Join(errs...)
+}
