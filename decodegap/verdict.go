@@ -35,7 +35,6 @@ func (c *comparison) judge(pi, rounds int) bool {
 	res := c.res[pi]
 	base, null := res[0], res[len(c.arms)-1]
 	opt := c.cfg.Verdict
-	opt.Knobs = nullband.Knobs{Rounds: "-count", RejectRatio: "CompareConfig.Verdict.RejectRatio", MaxBand: "CompareConfig.Verdict.MaxBand"}
 	var vs []armVerdict
 	for a := 1; a < len(c.arms)-1; a++ {
 		av := armVerdict{arm: a}
@@ -86,7 +85,7 @@ func (c *comparison) summary() *compareSummary {
 					continue
 				}
 				v := av.verdicts[i]
-				parts = append(parts, fmt.Sprintf("%s %v: %s", m.unit, v.Kind, v.Reason))
+				parts = append(parts, fmt.Sprintf("%s %v: B/A %.3f (CI %.3f–%.3f) %v", m.unit, v.Outcome, v.Ratio, v.Lo, v.Hi, v.Reasons))
 			}
 			lines = append(lines, fmt.Sprintf("%s vs %s: %s", c.arms[av.arm].Name, c.arms[0].Name, strings.Join(parts, "; ")))
 		}

@@ -1,66 +1,58 @@
-// Package nullband does the statistics across runs of an A/B comparison —
-// the null band from A/A pairs, the verdict of a B/A ratio against it, round
-// rejection, the minimal detectable effect and regime (bimodality) detection
-// — and the seeded order of arms within rounds (Orders). Package interleave
-// runs arms as processes and collects their results into Samples.
+// Package nullband judges an A/B comparison measured in interleaved rounds,
+// calibrated by a null arm A' (a second instance of A in the same rounds),
+// and draws the seeded order of arms within rounds (Orders). It touches
+// neither the host, testing.B nor processes (package interleave runs arms as
+// processes). Judge returns numbers and enumerated reasons; renderers write
+// the words.
 //
-// It touches neither the host, testing.B nor processes.
+// # Method (Judge)
 //
-// # Why a null band
+// Per round i: dᵢ = ln(Bᵢ/Aᵢ) and nᵢ = ln(A'ᵢ/Aᵢ). With the arms' order drawn
+// at random in each round, A and B are exchangeable under "no difference",
+// so dᵢ is symmetric about 0 whatever weather, drift or burst the round's
+// arms shared; nothing else is assumed (no normality, no equal variances).
 //
-// A benchmark that compares B with A compares two things at once: B against
-// A, and this moment's weather against the last. The null arm A' is a second,
-// independent instance of A (another process, or another instance in the same
-// process) measured in the same rounds; A'/A shows how far A strays from
-// itself here and now. A B/A ratio is only news when it lies outside that.
+//  1. Quarantine, symmetric in the arms: a round with a missing or
+//     non-positive value, a round Samples.Contended marks, and a round whose
+//     spread max−min of the arms' logs exceeds Options.Extreme (5) times the
+//     median spread of the complete rounds. Swapping arms within a round
+//     changes no decision, so the kept dᵢ stay symmetric. Over
+//     MaxQuarantined (50%) of complete rounds: TooManyQuarantined.
+//  2. Effect: the Wilcoxon signed-rank test on d. Estimate: Hodges–Lehmann
+//     (median of the Walsh averages); interval: order statistics k and
+//     N+1−k of the N Walsh averages, k from the exact null distribution of
+//     the signed-rank statistic (n ≤ 100; normal approximation above). It
+//     narrows like 1/√rounds. Ratio = exp(estimate).
+//  3. Outcome: Faster or Slower when the (1−α) interval excludes 1
+//     (α = 1−Confidence); else Equivalent when the (1−2α) interval lies in
+//     [1/(1+δ), 1+δ] (TOST, two one-sided tests at α); else Undecided.
+//     Faster/Slower inside ±δ carries the caveat WithinDelta.
+//  4. Calibration: the same test on n at the stricter α/5. When A'/A is
+//     itself significant the arms did not share the weather: NullShifted,
+//     and a decided outcome is withheld (Undecided). Under exchangeable
+//     arms this costs about α/5 of power.
+//  5. MDE: the |B/A−1| a fixed-sample test detects with 80% power at this
+//     noise, (z₁₋α/₂+z₀.₈)·se with se = interval width / (2z₁₋α/₂);
+//     RoundsToDecide scales se by 1/√n to the rounds that would decide.
 //
-// # The verdict (Judge)
+// # Sequential mode (Options.MaxRounds > 0)
 //
-// Input is Samples: for each round i, one value of A, B and A' in one unit.
+// Judge looks after every round from MinRounds and stops at the first
+// decided look. Each test spends its error rate over the information
+// fraction t = rounds/MaxRounds (Lan–DeMets, Spending: Pocock-type or
+// O'Brien–Fleming-type): the two-sided effect test α, each one-sided
+// equivalence test α. The boundary of each look is the order-statistic
+// index whose crossing probability, under sign flips of the observed
+// magnitudes (Monte Carlo, Options.Replicates, fixed Seed: deterministic),
+// reaches the spent level given no earlier crossing; later rounds never
+// change an earlier look. Sign-flip boundaries are exact conditional on the
+// magnitudes, so no union bound or normal approximation is needed.
 //
-//  1. Round rejection. Round i's own null ratio A'ᵢ/Aᵢ outside
-//     [1/RejectRatio, RejectRatio] (default 1.25) marks the round rejected,
-//     with the reason; so does a missing or non-positive value. Rejected
-//     rounds stay in Verdict.Rounds and in benchstat's view (below) but not
-//     in the band or the ratio. When more than MaxRejected (25%) of rounds
-//     are rejected the verdict is unmeasurable.
-//  2. Null band. The (1−BandCoverage)/2 and (1+BandCoverage)/2 quantiles
-//     (default 5% and 95%) of the accepted rounds' A'/A: the range of a
-//     single round's ratio when nothing differs. Band.Median adds the median
-//     A'/A with its confidence interval.
-//  3. Ratio. The median over accepted rounds of the paired ratio Bᵢ/Aᵢ, with
-//     benchmath.AssumeNothing's distribution-free confidence interval (the
-//     "±" of benchstat; 95%, needs ≥ 6 rounds to be finite). Pairing within a
-//     round cancels the weather A and B shared.
-//  4. Regimes. Each arm's accepted values are tested for regimes (Regimes:
-//     a gap between sorted values much wider than the spread on either side).
-//     A bimodal arm makes the verdict unmeasurable, naming each regime's
-//     centre and count, rather than averaging the two.
-//  5. Kind. Outside (an effect) when the ratio's whole confidence interval
-//     lies outside the band. Inside (noise) when the ratio lies inside a band
-//     no wider than MaxBand (default 1.10, ±10%). Otherwise unmeasurable, with
-//     the reason: too few accepted rounds, too many rejected, a bimodal arm,
-//     a band wider than MaxBand ("the band is wider than ±10%"), or a ratio
-//     outside the band whose interval still overlaps it.
-//  6. Minimal detectable effect. The ratios beyond which an effect would have
-//     been called outside in this run: Band.Hi × Ratio.Center/Ratio.Lo above
-//     1 and Band.Lo × Ratio.Center/Ratio.Hi below, i.e. this run's band
-//     widened by this run's confidence interval.
+// Verdict also carries benchstat's view of the same rounds (each arm's
+// benchmath.AssumeNothing summary and its U-test of A against B).
 //
-// The band holds single rounds' ratios while the ratio is a median, so the
-// test is conservative: it calls an effect only when B differs from A by
-// more than A differed from itself in most single rounds.
+// References: Hollander, Wolfe & Chicken, Nonparametric Statistical Methods
+// (3rd ed.), §3.1–3.2; Schuirmann (1987), TOST; Lan & DeMets (1983),
+// Biometrika 70:659; Jennison & Turnbull, Group Sequential Methods (2000).
 //
-// Verdict also carries benchstat's own figures over every round (rejected
-// included): each arm's median and confidence interval
-// (benchmath.AssumeNothing.Summary) and the Mann–Whitney U-test of A against
-// B (benchmath.AssumeNothing.Compare), so what gapbench prints agrees with
-// `go tool benchstat` on the same file.
-//
-// # Units
-//
-// Samples, Regime and the Base/Candidate/Null summaries are in the unit of
-// the values (benchfmt tidies ns/op into sec/op). Ratios, the band, the MDE
-// and RejectRatio/MaxBand are unitless ratios B/A or A'/A. Confidence,
-// Alpha, BandCoverage and MaxRejected are fractions in (0, 1].
 package nullband

@@ -1,10 +1,8 @@
 package nullband
 
 import (
-	"fmt"
 	"math"
 	"sort"
-	"strings"
 )
 
 // Regime is one mode of a sample that is not one distribution: a run that is
@@ -99,23 +97,13 @@ func split(s []float64, factor float64, minSide int, scale float64) []Regime {
 	return []Regime{{Center: median(s), Lo: s[0], Hi: s[len(s)-1], N: len(s)}}
 }
 
-// median of sorted s.
-func median(s []float64) float64 {
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
+// finite returns a copy of xs without NaNs and infinities.
+func finite(xs []float64) []float64 {
+	out := make([]float64, 0, len(xs))
+	for _, x := range xs {
+		if !math.IsNaN(x) && !math.IsInf(x, 0) {
+			out = append(out, x)
+		}
 	}
-	return (s[n/2-1] + s[n/2]) / 2
-}
-
-// describeRegimes says "bimodal: 1.17 (n=6) and 1.85 (n=4)", or "3 regimes: …".
-func describeRegimes(rs []Regime) string {
-	parts := make([]string, len(rs))
-	for i, r := range rs {
-		parts[i] = fmt.Sprintf("%.4g (n=%d, %.4g–%.4g)", r.Center, r.N, r.Lo, r.Hi)
-	}
-	if len(rs) == 2 {
-		return "bimodal: " + parts[0] + " and " + parts[1]
-	}
-	return fmt.Sprintf("%d regimes: %s", len(rs), strings.Join(parts, ", "))
+	return out
 }

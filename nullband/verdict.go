@@ -5,414 +5,614 @@ import (
 	"fmt"
 	"math"
 	"sort"
-	"strings"
 
 	"golang.org/x/perf/benchmath"
 )
 
-// Samples holds one metric, in one unit, for three arms measured in the same
+// Samples holds one metric, in one unit, for the arms measured in the same
 // interleaved rounds: the baseline A, the candidate B and the null arm A' (a
-// second, independent instance of A). Index i of every slice is round i, so
-// the three slices must have the same length. A missing measurement is NaN;
-// its round is rejected with that reason.
-//
-// Values are whatever the unit measures (sec/op, B/op, …); ratios are taken
-// as B/A and A'/A, so values must be positive for a round to count.
+// second, independent instance of A). Index i of every slice is round i. A
+// missing measurement is NaN. Lower values are better ("faster").
 type Samples struct {
-	// Round labels each round for messages (round numbers as written in
-	// the benchfmt `round:` key). Nil means 1, 2, 3, …; otherwise it has
-	// the same length as Base.
+	// Round labels the rounds (e.g. the benchfmt round: key). Nil means
+	// 1, 2, 3, …; otherwise the length of Base.
 	Round []int
-	// Base is A, the configuration the others are judged against.
+	// Base is A, the configuration the candidate is judged against.
 	Base []float64
 	// Candidate is B, the configuration being judged.
 	Candidate []float64
-	// Null is A', a second instance of A measured in the same rounds.
+	// Null is A', a second instance of A in the same rounds. Nil means no
+	// null arm: the verdict stands, without the calibration check.
 	Null []float64
+	// Contended, when non-nil (length of Base), marks rounds in which the
+	// contention screen found a block contended; they are quarantined.
+	Contended []bool
 }
 
-// Knobs names, for messages a person reads, the settings that change a
-// verdict. A command line sets them to its flags ("-rounds"); the zero
-// Knobs names Options' fields.
-type Knobs struct {
-	// Rounds names the setting for the number of rounds.
-	Rounds string
-	// RejectRatio names the setting behind Options.RejectRatio.
-	RejectRatio string
-	// MaxBand names the setting behind Options.MaxBand.
-	MaxBand string
+// Outcome is what a verdict decided.
+type Outcome int
+
+const (
+	// Undecided is the zero Outcome: Verdict.Reasons says why.
+	Undecided Outcome = iota
+	// Faster means B/A's confidence interval lies wholly below 1.
+	Faster
+	// Slower means B/A's confidence interval lies wholly above 1.
+	Slower
+	// Equivalent means B/A's (1−2α) interval lies wholly inside
+	// [1/(1+Delta), 1+Delta] and its (1−α) interval holds 1.
+	Equivalent
+)
+
+// String returns "undecided", "faster", "slower" or "equivalent".
+func (o Outcome) String() string {
+	switch o {
+	case Undecided:
+		return "undecided"
+	case Faster:
+		return "faster"
+	case Slower:
+		return "slower"
+	case Equivalent:
+		return "equivalent"
+	}
+	return fmt.Sprintf("Outcome(%d)", int(o))
 }
 
-// Options configures Judge. The zero Options is the documented default for
-// every field.
+// Reason says why a verdict is undecided, or is a caveat beside a decided
+// outcome. Its String is a stable identifier.
+type Reason int
+
+const (
+	// TooFewRounds: fewer used rounds than Verdict.NeedRounds, the fewest
+	// that give a finite interval at this confidence (undecided).
+	TooFewRounds Reason = iota + 1
+	// Straddles: the interval holds 1 and reaches past ±Delta (undecided).
+	Straddles
+	// NullShifted: A'/A is itself significant at level α/5 (its
+	// NullConfidence interval excludes 1): the arms did not share the
+	// weather, so B/A is not trusted (undecided).
+	NullShifted
+	// TooManyQuarantined: more than Options.MaxQuarantined of the complete
+	// rounds were quarantined (undecided).
+	TooManyQuarantined
+	// WithinDelta: faster or slower, and the interval lies inside
+	// [1/(1+Delta), 1+Delta]: real but smaller than the margin (caveat).
+	WithinDelta
+	// Bimodal: an arm's used values fall in more than one regime (see
+	// Regimes); the ranks still hold, the medians mean less (caveat).
+	Bimodal
+	// NoNullArm: Samples.Null is nil, the calibration was not checked
+	// (caveat).
+	NoNullArm
+	// Continuing: sequential mode, undecided before Options.MaxRounds
+	// (undecided; more rounds may decide).
+	Continuing
+)
+
+// String returns the reason's identifier, e.g. "too-few-rounds".
+func (r Reason) String() string {
+	switch r {
+	case TooFewRounds:
+		return "too-few-rounds"
+	case Straddles:
+		return "straddles"
+	case NullShifted:
+		return "null-shifted"
+	case TooManyQuarantined:
+		return "too-many-quarantined"
+	case WithinDelta:
+		return "within-delta"
+	case Bimodal:
+		return "bimodal"
+	case NoNullArm:
+		return "no-null-arm"
+	case Continuing:
+		return "continuing"
+	}
+	return fmt.Sprintf("Reason(%d)", int(r))
+}
+
+// Cause says why a round was quarantined; the zero Cause means it was not.
+type Cause int
+
+const (
+	// Missing: a value is NaN or infinite.
+	Missing Cause = iota + 1
+	// NonPositive: a value is ≤ 0, so it has no logarithm.
+	NonPositive
+	// Contended: Samples.Contended marks the round.
+	Contended
+	// Extreme: the round's spread (Round.Spread) exceeds Options.Extreme
+	// times the median spread of the complete rounds.
+	Extreme
+)
+
+// String returns the cause's identifier, e.g. "extreme"; "" for none.
+func (c Cause) String() string {
+	switch c {
+	case 0:
+		return ""
+	case Missing:
+		return "missing"
+	case NonPositive:
+		return "non-positive"
+	case Contended:
+		return "contended"
+	case Extreme:
+		return "extreme"
+	}
+	return fmt.Sprintf("Cause(%d)", int(c))
+}
+
+// Round is one round as Judge saw it.
+type Round struct {
+	// Label is the round's label (Samples.Round, or its 1-based index).
+	Label int
+	// A, B and Null are the round's values (Null NaN without a null arm).
+	A, B, Null float64
+	// Ratio is B/A and NullRatio A'/A.
+	Ratio, NullRatio float64
+	// Spread is max − min of the natural logarithms of the round's values
+	// (all arms): symmetric in the arms. NaN for an incomplete round.
+	Spread float64
+	// Quarantined rounds are left out of the test; Cause says why.
+	Quarantined bool
+	Cause       Cause
+}
+
+// Options configures Judge. The zero Options is valid: 95%, δ = 2%, fixed
+// sample.
 type Options struct {
-	// Confidence is the level of every confidence interval, in (0, 1).
-	// Zero means 0.95, the level benchstat uses.
+	// Confidence is 1−α, the level of the interval that decides faster or
+	// slower; equivalence uses the (1−2α) interval (TOST). Zero means 0.95.
 	Confidence float64
-	// Alpha is the level of the Mann–Whitney U-test that benchstat runs
-	// (benchmath.AssumeNothing.Compare), reported as Verdict.Comparison.
-	// Zero means 0.05, benchstat's default. It does not decide the verdict.
-	Alpha float64
-	// BandCoverage is the share of accepted rounds' A'/A ratios that the
-	// null band spans, centred: 0.90 spans the 5th to the 95th percentile.
-	// Zero means 0.90.
-	BandCoverage float64
-	// RejectRatio rejects a round whose own A'/A ratio lies outside
-	// [1/RejectRatio, RejectRatio]: that round's A and A' disagree by more
-	// than the effects one hopes to see, so its B/A says nothing. It must
-	// be > 1; zero means 1.25; +Inf never rejects.
-	RejectRatio float64
-	// MaxBand is the widest null band, as a ratio > 1 (1.10 is ±10%), that
-	// can still call a ratio inside it noise. When the band is wider, a
-	// ratio inside it is unmeasurable: the band is wider than MaxBand.
-	// Zero means 1.10.
-	MaxBand float64
-	// MaxRejected is the largest share of complete rounds (every value
-	// present and positive) that may be rejected for their A'/A before the
-	// whole run is unmeasurable. Zero means 0.25; 1 never gives up.
-	MaxRejected float64
-	// RegimeGap is the factor by which the gap between two regimes must
-	// exceed the spread inside each of them; see Regimes. Zero means 3.
-	RegimeGap float64
-	// Knobs names the settings in messages. Zero names Options' fields.
-	Knobs Knobs
+	// Delta is the equivalence margin as a fraction: B/A within
+	// [1/(1+Delta), 1+Delta]. Zero means 0.02.
+	Delta float64
+	// MaxQuarantined is the largest share of complete rounds that may be
+	// quarantined (Contended or Extreme) before the verdict is undecided.
+	// Zero means 0.5; 1 never gives up.
+	MaxQuarantined float64
+	// MaxRounds > 0 selects sequential mode: Judge looks after every round
+	// from MinRounds to MaxRounds and stops at the first decided look,
+	// spending α over the looks (Spending). Zero judges all rounds once.
+	MaxRounds int
+	// MinRounds is the first look in sequential mode; zero means the
+	// fewest rounds that give a finite interval (6 at 95%).
+	MinRounds int
+	// Spending is the α-spending function of sequential mode.
+	Spending Spending
+	// Extreme is the factor over the median spread beyond which a round is
+	// quarantined as Extreme. Zero means 5; +Inf never quarantines.
+	Extreme float64
+	// Replicates is the number of Monte Carlo sign-flip replicates behind
+	// the sequential boundaries. Zero means 4000.
+	Replicates int
+	// Seed seeds those replicates (deterministic for a given Seed).
+	Seed uint64
 }
 
 func (o Options) withDefaults() Options {
 	if o.Confidence == 0 {
 		o.Confidence = 0.95
 	}
-	if o.Alpha == 0 {
-		o.Alpha = 0.05
+	if o.Delta == 0 {
+		o.Delta = 0.02
 	}
-	if o.BandCoverage == 0 {
-		o.BandCoverage = 0.90
+	if o.MaxQuarantined == 0 {
+		o.MaxQuarantined = 0.5
 	}
-	if o.RejectRatio == 0 {
-		o.RejectRatio = 1.25
+	if o.Extreme == 0 {
+		o.Extreme = 5
 	}
-	if o.MaxBand == 0 {
-		o.MaxBand = 1.10
+	if o.Replicates == 0 {
+		o.Replicates = 4000
 	}
-	if o.MaxRejected == 0 {
-		o.MaxRejected = 0.25
-	}
-	if o.RegimeGap == 0 {
-		o.RegimeGap = 3
-	}
-	if o.Knobs.Rounds == "" {
-		o.Knobs.Rounds = "the number of rounds"
-	}
-	if o.Knobs.RejectRatio == "" {
-		o.Knobs.RejectRatio = "Options.RejectRatio"
-	}
-	if o.Knobs.MaxBand == "" {
-		o.Knobs.MaxBand = "Options.MaxBand"
+	if o.MinRounds == 0 {
+		o.MinRounds = minRoundsFor((1 - o.Confidence) / 2)
 	}
 	return o
 }
 
 func (o Options) validate() error {
 	switch {
-	case !(o.Confidence > 0 && o.Confidence < 1):
-		return fmt.Errorf("nullband: Options.Confidence %v must be in (0, 1), e.g. 0.95", o.Confidence)
-	case !(o.Alpha > 0 && o.Alpha < 1):
-		return fmt.Errorf("nullband: Options.Alpha %v must be in (0, 1), e.g. 0.05", o.Alpha)
-	case !(o.BandCoverage > 0 && o.BandCoverage <= 1):
-		return fmt.Errorf("nullband: Options.BandCoverage %v must be in (0, 1], e.g. 0.90", o.BandCoverage)
-	case !(o.RejectRatio > 1):
-		return fmt.Errorf("nullband: %s %v must be > 1, e.g. 1.25 (±25%%)", o.Knobs.RejectRatio, o.RejectRatio)
-	case !(o.MaxBand > 1):
-		return fmt.Errorf("nullband: %s %v must be > 1, e.g. 1.10 (±10%%)", o.Knobs.MaxBand, o.MaxBand)
-	case !(o.MaxRejected > 0 && o.MaxRejected <= 1):
-		return fmt.Errorf("nullband: Options.MaxRejected %v must be in (0, 1], e.g. 0.25", o.MaxRejected)
-	case !(o.RegimeGap > 0):
-		return fmt.Errorf("nullband: Options.RegimeGap %v must be > 0, e.g. 3", o.RegimeGap)
+	case !(o.Confidence > 0.5 && o.Confidence < 1):
+		return fmt.Errorf("nullband: Options.Confidence %v: want a value in (0.5, 1), e.g. 0.95", o.Confidence)
+	case !(o.Delta > 0):
+		return fmt.Errorf("nullband: Options.Delta %v: want a fraction > 0, e.g. 0.02", o.Delta)
+	case !(o.MaxQuarantined > 0 && o.MaxQuarantined <= 1):
+		return fmt.Errorf("nullband: Options.MaxQuarantined %v: want a share in (0, 1]", o.MaxQuarantined)
+	case !(o.Extreme > 1):
+		return fmt.Errorf("nullband: Options.Extreme %v: want a factor > 1", o.Extreme)
+	case o.MaxRounds < 0, o.Replicates < 0:
+		return fmt.Errorf("nullband: Options.MaxRounds %d, Replicates %d: want ≥ 0", o.MaxRounds, o.Replicates)
+	case o.MaxRounds > 0 && (o.MinRounds < 1 || o.MinRounds > o.MaxRounds):
+		return fmt.Errorf("nullband: Options.MinRounds %d: want 1 … MaxRounds (%d)", o.MinRounds, o.MaxRounds)
+	case o.Spending != Pocock && o.Spending != OBrienFleming:
+		return fmt.Errorf("nullband: Options.Spending %v: unknown", o.Spending)
 	}
 	return nil
 }
 
-// Kind is the outcome of a verdict.
-type Kind int
-
-const (
-	// Unmeasurable means this run cannot tell: too few accepted rounds,
-	// too many rejected, a bimodal arm, a null band wider than
-	// Options.MaxBand, or a ratio whose confidence interval straddles the
-	// band's edge. It is the zero Kind. Verdict.Reason says which.
-	Unmeasurable Kind = iota
-	// Inside means the B/A ratio lies inside a null band no wider than
-	// Options.MaxBand: B differs from A by no more than A differs from
-	// itself (noise).
-	Inside
-	// Outside means the whole confidence interval of the B/A ratio lies
-	// outside the null band: an effect.
-	Outside
-)
-
-// String returns "unmeasurable", "inside" or "outside".
-func (k Kind) String() string {
-	switch k {
-	case Unmeasurable:
-		return "unmeasurable"
-	case Inside:
-		return "inside"
-	case Outside:
-		return "outside"
-	}
-	return fmt.Sprintf("Kind(%d)", int(k))
-}
-
-// Band is the null band: how far A'/A, the same configuration measured
-// against a second instance of itself, strays in this run.
-type Band struct {
-	// Lo and Hi are the (1−Coverage)/2 and (1+Coverage)/2 quantiles of the
-	// accepted rounds' A'/A ratios (linear interpolation between order
-	// statistics; with few rounds they are close to the minimum and the
-	// maximum). Unitless ratios; NaN when no round was accepted.
-	Lo, Hi float64
-	// Coverage is Options.BandCoverage.
-	Coverage float64
-	// Median is the median A'/A ratio with its confidence interval, as
-	// benchmath.AssumeNothing computes it (benchstat's "±"). Lo and Hi of
-	// the interval are ±Inf when there are too few rounds for one.
-	Median benchmath.Summary
-	// N is the number of accepted rounds the band is built from.
-	N int
-}
-
-// Width returns the band's half-width as a ratio ≥ 1: max(Hi, 1/Lo). A band
-// of 0.95–1.04 has width 1.0526 (±5.3%). NaN when the band is empty.
-func (b Band) Width() float64 {
-	if b.N == 0 || math.IsNaN(b.Lo) || math.IsNaN(b.Hi) {
-		return math.NaN()
-	}
-	return math.Max(math.Max(b.Hi, 1/b.Lo), 1)
-}
-
-// Contains reports whether ratio r lies in [Lo, Hi].
-func (b Band) Contains(r float64) bool { return r >= b.Lo && r <= b.Hi }
-
-// RoundStatus is one round as Judge saw it.
-type RoundStatus struct {
-	// Round is the round's label (Samples.Round).
-	Round int
-	// Ratio is B/A in this round; NullRatio is A'/A. NaN when missing.
-	Ratio, NullRatio float64
-	// Rejected marks a round left out of the ratio and the band; it stays
-	// in Verdict.Base/Candidate/Null and Comparison, as in benchstat.
-	Rejected bool
-	// Reason says why a round was rejected, with its numbers; empty when
-	// it was accepted.
-	Reason string
-}
-
-// Detectable is the minimal detectable effect of a run: the smallest ratios
-// away from 1 whose confidence interval, as wide as this run's, would lie
-// wholly outside this run's null band.
-type Detectable struct {
-	// Down (< 1) and Up (> 1) are ratios B/A. Down is 0 and Up is +Inf
-	// when the run has no finite confidence interval.
-	Down, Up float64
-}
-
-// Percent returns the larger of the two as a percentage: max(Up−1, 1−Down)
-// ×100. +Inf when unknown.
-func (d Detectable) Percent() float64 {
-	return 100 * math.Max(d.Up-1, 1-d.Down)
-}
-
-// Verdict is the judgement of one candidate against the baseline and the
-// null band of one run.
+// Verdict is the judgement of B against A in one run. Ratios are B/A (or
+// A'/A); a ratio below 1 means B is faster.
 type Verdict struct {
-	// Kind is inside, outside or unmeasurable.
-	Kind Kind
-	// Reason says why, in words, with the numbers it rests on and the
-	// setting that would change it.
-	Reason string
-	// Confidence is the level of every confidence interval in the
-	// verdict (Options.Confidence).
+	// Outcome is what was decided; Reasons why not, or caveats.
+	Outcome Outcome
+	Reasons []Reason
+	// Ratio is exp of the Hodges–Lehmann estimate of ln(B/A); Lo and Hi
+	// bound its Confidence interval (0 and +Inf when there is none; in
+	// sequential mode the repeated interval of the reported look).
+	Ratio, Lo, Hi float64
+	// EqLo and EqHi bound the (1−2α) interval that equivalence is judged
+	// on (sequential: each side at its own spent level).
+	EqLo, EqHi float64
+	// Confidence is Options.Confidence.
 	Confidence float64
-	// Ratio is the median over accepted rounds of the per-round ratio B/A,
-	// with its confidence interval (benchmath.AssumeNothing on the
-	// ratios). Pairing by round cancels the weather that A and B shared.
-	Ratio benchmath.Summary
-	// Band is the null band the ratio is judged against.
-	Band Band
-	// MDE is the minimal detectable effect of this run.
-	MDE Detectable
-	// Base, Candidate and Null summarise every round's values (rejected
-	// included) exactly as benchstat does: median with its confidence
-	// interval, in the samples' unit.
-	Base, Candidate, Null benchmath.Summary
-	// Comparison is benchstat's U-test of Base against Candidate over
-	// every round; CenterRatio is benchstat's delta as a ratio:
-	// Candidate.Center / Base.Center.
-	Comparison  benchmath.Comparison
-	CenterRatio float64
-	// Rounds lists every round in input order, with its ratios and
-	// whether it was rejected.
-	Rounds []RoundStatus
-	// Rejected is the number of rejected rounds; Incomplete the number of
-	// those rejected because a value was missing or not positive (an
-	// interrupted run's last round), as opposed to A'/A out of bounds.
-	Rejected, Incomplete int
-	// BaseRegimes, CandidateRegimes and NullRegimes are each arm's
-	// regimes over the accepted rounds (see Regimes); more than one in any
-	// arm makes the verdict
-	// unmeasurable, because a median then sits between regimes.
-	BaseRegimes, CandidateRegimes, NullRegimes []Regime
+	// P is the two-sided signed-rank p-value of ln(B/A) (not adjusted for
+	// sequential looks).
+	P float64
+	// NullRatio, NullLo, NullHi and NullP are the same for A'/A, at
+	// NullConfidence = 1 − α/5; NaN without a null arm.
+	NullRatio, NullLo, NullHi, NullP float64
+	NullConfidence                   float64
+	// Delta is Options.Delta.
+	Delta float64
+	// MDE is the smallest |B/A − 1| that a fixed-sample test at this
+	// noise and this many used rounds detects with 80% power; +Inf when
+	// there is no interval.
+	MDE float64
+	// RoundsToDecide estimates the total rounds at which the interval
+	// would decide if the estimate and the noise held: 0 when decided,
+	// −1 when unknown (too few rounds, null shifted, too many quarantined).
+	RoundsToDecide int
+	// NeedRounds is the fewest used rounds giving a finite interval.
+	NeedRounds int
+	// Used and Quarantined count the rounds of Rounds.
+	Used, Quarantined int
+	// Rounds lists the rounds judged, in input order: all of them, or in
+	// sequential mode those up to the reported look.
+	Rounds []Round
+	// Given is the number of rounds in Samples; Looks the number of
+	// sequential looks made (0 in fixed mode).
+	Given, Looks int
+	// Base, Candidate and NullArm are benchstat's view of the finite
+	// values of Rounds: median and interval (benchmath.AssumeNothing),
+	// in the samples' unit.
+	Base, Candidate, NullArm benchmath.Summary
+	// Comparison is benchstat's Mann–Whitney U-test of A against B over
+	// those values, at α = 1 − Confidence.
+	Comparison benchmath.Comparison
 }
 
-// Judge judges Samples s: the B/A ratio against the null band from A'/A.
-//
-// Each round's A'/A decides whether it is rejected (Options.RejectRatio); the
-// accepted rounds give the band and the ratio. The verdict is Outside when
-// the ratio's confidence interval lies wholly outside the band, Inside when
-// the ratio lies inside a band no wider than Options.MaxBand, and
-// Unmeasurable otherwise, with the reason. It returns an error only for
-// malformed input or Options.
+// Has reports whether r is among v.Reasons.
+func (v Verdict) Has(r Reason) bool {
+	for _, x := range v.Reasons {
+		if x == r {
+			return true
+		}
+	}
+	return false
+}
+
+// Judge judges Samples s: B against A, calibrated by A'. See the package
+// documentation for the method. It returns an error only for malformed
+// input or Options.
 func Judge(s Samples, opt Options) (Verdict, error) {
 	opt = opt.withDefaults()
 	if err := opt.validate(); err != nil {
 		return Verdict{}, err
 	}
+	if err := s.check(); err != nil {
+		return Verdict{}, err
+	}
 	n := len(s.Base)
-	if n == 0 {
-		return Verdict{}, errors.New("nullband: Judge needs at least one round: Samples.Base is empty")
-	}
-	if len(s.Candidate) != n || len(s.Null) != n || (s.Round != nil && len(s.Round) != n) {
-		return Verdict{}, fmt.Errorf("nullband: Samples slices differ in length (Base %d, Candidate %d, Null %d, Round %d): index i must be round i in each",
-			n, len(s.Candidate), len(s.Null), len(s.Round))
+	alpha := 1 - opt.Confidence
+	L := math.Log1p(opt.Delta)
+	if opt.MaxRounds == 0 {
+		lk := newLook(s, n, opt)
+		m := len(lk.d)
+		lk.kEff = critK(m, alpha/2)
+		lk.kLo, lk.kHi = critK(m, alpha), critK(m, alpha)
+		lk.decide(L)
+		return lk.verdict(s, opt, 0), nil
 	}
 
-	v := Verdict{Confidence: opt.Confidence, Rounds: make([]RoundStatus, n)}
-	var ratios, nulls []float64
-	lo, hi := 1/opt.RejectRatio, opt.RejectRatio
-	for i := range n {
-		a, b, a2 := s.Base[i], s.Candidate[i], s.Null[i]
-		rs := RoundStatus{Round: i + 1, Ratio: b / a, NullRatio: a2 / a}
-		if s.Round != nil {
-			rs.Round = s.Round[i]
+	// Sequential: replay every look up to the last round given.
+	last := min(n, opt.MaxRounds)
+	var looks []*look
+	for m := opt.MinRounds; m <= last; m++ {
+		looks = append(looks, newLook(s, m, opt))
+	}
+	if len(looks) == 0 {
+		lk := newLook(s, min(n, opt.MaxRounds), opt)
+		lk.kEff, lk.kLo, lk.kHi = 0, 0, 0
+		v := lk.verdict(s, opt, 0)
+		return v, nil
+	}
+	d := make([]float64, last)
+	idx := make([][]int, len(looks))
+	spendEff := make([]float64, len(looks))
+	spendEq := make([]float64, len(looks))
+	for j, lk := range looks {
+		idx[j] = lk.idx
+		for a, i := range lk.idx {
+			d[i] = lk.d[a]
 		}
-		switch {
-		case math.IsNaN(a), math.IsNaN(b), math.IsNaN(a2):
-			var miss []string
-			for _, m := range []struct {
-				name string
-				v    float64
-			}{{"A", a}, {"B", b}, {"A'", a2}} {
-				if math.IsNaN(m.v) {
-					miss = append(miss, m.name)
-				}
+		t := float64(lk.m) / float64(opt.MaxRounds)
+		spendEff[j] = opt.Spending.spent(alpha, t, 2)
+		spendEq[j] = opt.Spending.spent(alpha, t, 1)
+	}
+	sg := newSigns(opt.Replicates, last, opt.Seed)
+	kEff := seqK(d, 0, idx, spendEff, twoSided, sg)
+	kLo := seqK(d, -L, idx, spendEq, upperTail, sg)
+	kHi := seqK(d, L, idx, spendEq, lowerTail, sg)
+	for j, lk := range looks {
+		lk.kEff, lk.kLo, lk.kHi = kEff[j], kLo[j], kHi[j]
+		lk.decide(L)
+		if lk.outcome != Undecided || j == len(looks)-1 {
+			v := lk.verdict(s, opt, j+1)
+			if v.Outcome == Undecided && lk.m < opt.MaxRounds && !v.Has(NullShifted) && !v.Has(TooManyQuarantined) {
+				v.Reasons = append(v.Reasons, Continuing)
 			}
-			rs.Rejected, rs.Reason = true, fmt.Sprintf("round %d has no %s value", rs.Round, strings.Join(miss, ", "))
-			v.Incomplete++
-		case !(a > 0) || !(b > 0) || !(a2 > 0):
-			rs.Rejected, rs.Reason = true, fmt.Sprintf("round %d has a value ≤ 0 (A %.4g, B %.4g, A' %.4g): no ratio", rs.Round, a, b, a2)
-			v.Incomplete++
-		case rs.NullRatio < lo || rs.NullRatio > hi:
-			rs.Rejected, rs.Reason = true, fmt.Sprintf("round %d: A'/A = %.3f is outside %.3f–%.3f (%s)", rs.Round, rs.NullRatio, lo, hi, opt.Knobs.RejectRatio)
-		}
-		if rs.Rejected {
-			v.Rejected++
-		} else {
-			ratios = append(ratios, rs.Ratio)
-			nulls = append(nulls, rs.NullRatio)
-		}
-		v.Rounds[i] = rs
-	}
-
-	// benchstat's view of the same values: every round, rejected or not.
-	th := &benchmath.Thresholds{CompareAlpha: opt.Alpha}
-	sa := benchmath.NewSample(finite(s.Base), th)
-	sb := benchmath.NewSample(finite(s.Candidate), th)
-	sn := benchmath.NewSample(finite(s.Null), th)
-	v.Base = summarize(sa, opt.Confidence)
-	v.Candidate = summarize(sb, opt.Confidence)
-	v.Null = summarize(sn, opt.Confidence)
-	if len(sa.Values) > 0 && len(sb.Values) > 0 {
-		v.Comparison = benchmath.AssumeNothing.Compare(sa, sb)
-	} else {
-		v.Comparison = benchmath.Comparison{P: 1, N1: len(sa.Values), N2: len(sb.Values), Alpha: opt.Alpha}
-	}
-	v.CenterRatio = v.Candidate.Center / v.Base.Center
-
-	// Regimes over accepted rounds: a rejected round is explained already.
-	var acc [3][]float64
-	for i, rs := range v.Rounds {
-		if !rs.Rejected {
-			acc[0] = append(acc[0], s.Base[i])
-			acc[1] = append(acc[1], s.Candidate[i])
-			acc[2] = append(acc[2], s.Null[i])
+			return v, nil
 		}
 	}
-	v.BaseRegimes = Regimes(acc[0], opt.RegimeGap)
-	v.CandidateRegimes = Regimes(acc[1], opt.RegimeGap)
-	v.NullRegimes = Regimes(acc[2], opt.RegimeGap)
-
-	v.Ratio = summarize(benchmath.NewSample(ratios, th), opt.Confidence)
-	v.Band = Band{Lo: math.NaN(), Hi: math.NaN(), Coverage: opt.BandCoverage, N: len(nulls)}
-	v.Band.Median = summarize(benchmath.NewSample(nulls, th), opt.Confidence)
-	if len(nulls) > 0 {
-		v.Band.Lo = quantile(nulls, (1-opt.BandCoverage)/2)
-		v.Band.Hi = quantile(nulls, (1+opt.BandCoverage)/2)
-	}
-	v.MDE = Detectable{Down: 0, Up: math.Inf(1)}
-	if finiteCI(v.Ratio) && v.Band.N > 0 && v.Ratio.Lo > 0 {
-		v.MDE = Detectable{
-			Down: v.Band.Lo * v.Ratio.Center / v.Ratio.Hi,
-			Up:   v.Band.Hi * v.Ratio.Center / v.Ratio.Lo,
-		}
-	}
-
-	v.Kind, v.Reason = decide(&v, n, opt)
-	return v, nil
+	panic("unreachable")
 }
 
-// decide returns the verdict's kind and its reason.
-func decide(v *Verdict, n int, opt Options) (Kind, string) {
-	pct := func(r float64) string { return fmt.Sprintf("±%.1f%%", 100*(r-1)) }
-	accepted := n - v.Rejected
-	complete := n - v.Incomplete
-	if disagree := v.Rejected - v.Incomplete; disagree > 0 && float64(disagree) > opt.MaxRejected*float64(complete) {
-		return Unmeasurable, fmt.Sprintf("%d of %d complete rounds rejected (more than %.0f%%): A and A' disagreed too often for this run to resolve anything; see the rejected rounds, or loosen %s",
-			disagree, complete, 100*opt.MaxRejected, opt.Knobs.RejectRatio)
+func (s Samples) check() error {
+	n := len(s.Base)
+	if n == 0 {
+		return errors.New("nullband: Samples.Base is empty")
 	}
-	for _, arm := range []struct {
-		name string
-		rs   []Regime
-	}{{"A", v.BaseRegimes}, {"B", v.CandidateRegimes}, {"A'", v.NullRegimes}} {
-		if len(arm.rs) > 1 {
-			return Unmeasurable, fmt.Sprintf("%s is %s, not one distribution: a median would sit between regimes; find what switches them before comparing",
-				arm.name, describeRegimes(arm.rs))
+	if len(s.Candidate) != n || (s.Null != nil && len(s.Null) != n) ||
+		(s.Round != nil && len(s.Round) != n) || (s.Contended != nil && len(s.Contended) != n) {
+		return fmt.Errorf("nullband: Samples lengths differ: Base %d, Candidate %d, Null %d, Round %d, Contended %d",
+			n, len(s.Candidate), len(s.Null), len(s.Round), len(s.Contended))
+	}
+	return nil
+}
+
+// look is the state of the test after the first m rounds.
+type look struct {
+	m      int
+	rounds []Round
+	idx    []int     // indices of used rounds
+	d, nl  []float64 // their ln(B/A) and ln(A'/A)
+	// complete counts rounds with every value finite and positive;
+	// quarantined those of them quarantined (Contended or Extreme).
+	complete, quarantined int
+	tooMany               bool
+	kEff, kLo, kHi        int
+	w                     []float64 // sorted Walsh averages of d
+	outcome               Outcome
+}
+
+// newLook screens the first m rounds and collects the used rounds' logs.
+func newLook(s Samples, m int, opt Options) *look {
+	lk := &look{m: m, rounds: screen(s, m, opt.Extreme)}
+	for i, r := range lk.rounds {
+		if r.Cause != Missing && r.Cause != NonPositive {
+			lk.complete++
 		}
+		if r.Quarantined {
+			if r.Cause == Contended || r.Cause == Extreme {
+				lk.quarantined++
+			}
+			continue
+		}
+		lk.idx = append(lk.idx, i)
+		lk.d = append(lk.d, math.Log(r.Ratio))
+		lk.nl = append(lk.nl, math.Log(r.NullRatio))
 	}
-	if !finiteCI(v.Ratio) {
-		_, need := minRounds(opt.Confidence)
-		return Unmeasurable, fmt.Sprintf("%d accepted rounds give no %.0f%% confidence interval for the ratio; it needs ≥ %d: raise %s",
-			accepted, 100*opt.Confidence, need, opt.Knobs.Rounds)
+	lk.tooMany = lk.complete > 0 && float64(lk.quarantined) > opt.MaxQuarantined*float64(lk.complete)
+	lk.w = walsh(lk.d)
+	return lk
+}
+
+// decide sets the outcome from the look's critical indices; L = ln(1+δ).
+func (lk *look) decide(L float64) {
+	lk.outcome = Undecided
+	if lk.tooMany {
+		return
 	}
-	band := fmt.Sprintf("%.3f–%.3f", v.Band.Lo, v.Band.Hi)
-	ci := fmt.Sprintf("%.3f–%.3f", v.Ratio.Lo, v.Ratio.Hi)
+	lo, hi := bounds(lk.w, lk.kEff)
 	switch {
-	case v.Ratio.Lo > v.Band.Hi:
-		return Outside, fmt.Sprintf("B/A %.3f (CI %s) lies above the null band %s: B is higher than A by more than A differs from itself",
-			v.Ratio.Center, ci, band)
-	case v.Ratio.Hi < v.Band.Lo:
-		return Outside, fmt.Sprintf("B/A %.3f (CI %s) lies below the null band %s: B is lower than A by more than A differs from itself",
-			v.Ratio.Center, ci, band)
-	case v.Band.Contains(v.Ratio.Center):
-		if w := v.Band.Width(); w > opt.MaxBand {
-			return Unmeasurable, fmt.Sprintf("the null band %s is wider than %s (%s): B/A %.3f inside it cannot be told from noise; only effects beyond %.3f–%.3f could be",
-				band, pct(opt.MaxBand), opt.Knobs.MaxBand, v.Ratio.Center, v.MDE.Down, v.MDE.Up)
-		}
-		return Inside, fmt.Sprintf("B/A %.3f lies inside the null band %s: no difference beyond what A shows against itself",
-			v.Ratio.Center, band)
-	default:
-		return Unmeasurable, fmt.Sprintf("B/A %.3f lies outside the null band %s but its CI %s overlaps it: raise %s",
-			v.Ratio.Center, band, ci, opt.Knobs.Rounds)
+	case lo > 0:
+		lk.outcome = Slower
+	case hi < 0:
+		lk.outcome = Faster
+	case lk.kLo >= 1 && lk.kHi >= 1 && lk.w[lk.kLo-1] > -L && lk.w[len(lk.w)-lk.kHi] < L:
+		lk.outcome = Equivalent
 	}
+}
+
+// verdict builds the Verdict of a look; looks counts sequential looks.
+func (lk *look) verdict(s Samples, opt Options, looks int) Verdict {
+	alpha := 1 - opt.Confidence
+	L := math.Log1p(opt.Delta)
+	v := Verdict{
+		Outcome: lk.outcome, Confidence: opt.Confidence, Delta: opt.Delta,
+		NullConfidence: 1 - alpha/5, Rounds: lk.rounds, Given: len(s.Base), Looks: looks,
+		Used: len(lk.d), Quarantined: len(lk.rounds) - len(lk.d),
+		NeedRounds: minRoundsFor(alpha / 2),
+	}
+	est := hl(lk.w)
+	lo, hi := bounds(lk.w, lk.kEff)
+	v.Ratio, v.Lo, v.Hi = math.Exp(est), math.Exp(lo), math.Exp(hi)
+	v.EqLo, v.EqHi = 0, math.Inf(1)
+	if lk.kLo >= 1 && lk.kHi >= 1 {
+		v.EqLo, v.EqHi = math.Exp(lk.w[lk.kLo-1]), math.Exp(lk.w[len(lk.w)-lk.kHi])
+	}
+	v.P = signedRankP(lk.d)
+
+	// The null arm: the same test on ln(A'/A), at the stricter α/5.
+	v.NullRatio, v.NullLo, v.NullHi, v.NullP = math.NaN(), math.NaN(), math.NaN(), math.NaN()
+	nullShifted := false
+	if s.Null != nil {
+		wn := walsh(lk.nl)
+		nlo, nhi := bounds(wn, critK(len(lk.nl), alpha/10))
+		v.NullRatio, v.NullLo, v.NullHi = math.Exp(hl(wn)), math.Exp(nlo), math.Exp(nhi)
+		v.NullP = signedRankP(lk.nl)
+		nullShifted = nlo > 0 || nhi < 0
+	}
+
+	// The noise: a scale of the estimate from the fixed-sample interval.
+	z := normQuantile(1 - alpha/2)
+	flo, fhi := bounds(lk.w, critK(len(lk.d), alpha/2))
+	se := (fhi - flo) / (2 * z)
+	v.MDE = math.Inf(1)
+	if !math.IsInf(se, 0) && !math.IsNaN(se) {
+		v.MDE = math.Expm1((z + normQuantile(0.80)) * se)
+	}
+
+	switch {
+	case lk.tooMany:
+		v.Outcome = Undecided
+		v.Reasons = append(v.Reasons, TooManyQuarantined)
+	case nullShifted:
+		v.Outcome = Undecided
+		v.Reasons = append(v.Reasons, NullShifted)
+	case lk.outcome == Undecided && lk.kEff < 1:
+		v.Reasons = append(v.Reasons, TooFewRounds)
+	case lk.outcome == Undecided:
+		v.Reasons = append(v.Reasons, Straddles)
+	}
+	if (v.Outcome == Faster || v.Outcome == Slower) && lo > -L && hi < L {
+		v.Reasons = append(v.Reasons, WithinDelta)
+	}
+	if s.Null == nil {
+		v.Reasons = append(v.Reasons, NoNullArm)
+	}
+	if v.Outcome == Undecided && !lk.tooMany && !nullShifted && len(lk.d) > 0 {
+		v.RoundsToDecide = roundsToDecide(est, se*math.Sqrt(float64(len(lk.d))), alpha, L, len(lk.d), v.NeedRounds, len(lk.rounds))
+	} else if v.Outcome == Undecided {
+		v.RoundsToDecide = -1
+	}
+
+	// benchstat's view, and the regimes, over the rounds of this look.
+	var a, b, a2 []float64
+	var ua, ub, ua2 []float64
+	for _, r := range lk.rounds {
+		for _, p := range []struct {
+			all *[]float64
+			x   float64
+		}{{&a, r.A}, {&b, r.B}, {&a2, r.Null}} {
+			if !math.IsNaN(p.x) && !math.IsInf(p.x, 0) {
+				*p.all = append(*p.all, p.x)
+			}
+		}
+		if !r.Quarantined {
+			ua, ub, ua2 = append(ua, r.A), append(ub, r.B), append(ua2, r.Null)
+		}
+	}
+	if len(Regimes(ua, 0)) > 1 || len(Regimes(ub, 0)) > 1 || (s.Null != nil && len(Regimes(ua2, 0)) > 1) {
+		v.Reasons = append(v.Reasons, Bimodal)
+	}
+	th := &benchmath.Thresholds{CompareAlpha: alpha}
+	sa, sb, sn := benchmath.NewSample(a, th), benchmath.NewSample(b, th), benchmath.NewSample(a2, th)
+	v.Base, v.Candidate, v.NullArm = summarize(sa, opt.Confidence), summarize(sb, opt.Confidence), summarize(sn, opt.Confidence)
+	if len(a) > 0 && len(b) > 0 {
+		v.Comparison = benchmath.AssumeNothing.Compare(sa, sb)
+	} else {
+		v.Comparison = benchmath.Comparison{P: 1, N1: len(a), N2: len(b), Alpha: alpha}
+	}
+	return v
+}
+
+// roundsToDecide estimates the total rounds at which a fixed-sample
+// interval would decide, if the estimate est (log) and the per-round scale
+// sigma held: the fewer of the rounds for the (1−α) interval to exclude 0
+// and for the (1−2α) interval to fit inside ±L. used of total rounds were
+// used; the estimate scales by total/used. −1 when unknown.
+func roundsToDecide(est, sigma, alpha, L float64, used, need, total int) int {
+	if !(sigma > 0) || math.IsInf(sigma, 0) || math.IsNaN(est) {
+		return -1
+	}
+	best := math.Inf(1)
+	if est != 0 {
+		best = math.Pow(normQuantile(1-alpha/2)*sigma/est, 2)
+	}
+	if a := math.Abs(est); a < L {
+		best = math.Min(best, math.Pow(normQuantile(1-alpha)*sigma/(L-a), 2))
+	}
+	best *= float64(total) / float64(used)
+	if math.IsInf(best, 0) || best > 1e6 {
+		return -1
+	}
+	return max(int(math.Ceil(best)), total+1, need)
+}
+
+// screen returns the first m rounds of s with their ratios, spreads and
+// quarantine. The rule is symmetric in the arms: swapping A and B (or A and
+// A') in any round changes no round's quarantine.
+func screen(s Samples, m int, extreme float64) []Round {
+	rounds := make([]Round, m)
+	var spreads []float64
+	for i := range m {
+		r := Round{Label: i + 1, A: s.Base[i], B: s.Candidate[i], Null: math.NaN(), Spread: math.NaN()}
+		if s.Round != nil {
+			r.Label = s.Round[i]
+		}
+		vals := []float64{r.A, r.B}
+		if s.Null != nil {
+			r.Null = s.Null[i]
+			vals = append(vals, r.Null)
+		}
+		r.Ratio, r.NullRatio = r.B/r.A, r.Null/r.A
+		lo, hi := math.Inf(1), math.Inf(-1)
+		for _, x := range vals {
+			switch {
+			case math.IsNaN(x) || math.IsInf(x, 0):
+				r.Cause = Missing
+			case !(x > 0) && r.Cause == 0:
+				r.Cause = NonPositive
+			}
+			lo, hi = math.Min(lo, x), math.Max(hi, x)
+		}
+		if r.Cause == 0 {
+			r.Spread = math.Log(hi) - math.Log(lo)
+			spreads = append(spreads, r.Spread)
+			if s.Contended != nil && s.Contended[i] {
+				r.Cause = Contended
+			}
+		}
+		r.Quarantined = r.Cause != 0
+		rounds[i] = r
+	}
+	if len(spreads) >= 5 && !math.IsInf(extreme, 1) {
+		sort.Float64s(spreads)
+		if med := median(spreads); med > 0 {
+			for i := range rounds {
+				if r := &rounds[i]; !r.Quarantined && r.Spread > extreme*med {
+					r.Quarantined, r.Cause = true, Extreme
+				}
+			}
+		}
+	}
+	return rounds
+}
+
+// MDEAt returns the minimal detectable effect (a fraction, as Verdict.MDE)
+// of a fixed-sample verdict with rounds used rounds, at the noise of s's
+// ln(B/A): give it A/A samples (B a second instance of A). The per-round
+// scale comes from s's interval; +Inf when s has too few rounds for one.
+func MDEAt(s Samples, rounds int, opt Options) float64 {
+	opt = opt.withDefaults()
+	if opt.validate() != nil || s.check() != nil || rounds < 1 {
+		return math.NaN()
+	}
+	lk := newLook(s, len(s.Base), opt)
+	alpha := 1 - opt.Confidence
+	z := normQuantile(1 - alpha/2)
+	lo, hi := bounds(lk.w, critK(len(lk.d), alpha/2))
+	sigma := (hi - lo) / (2 * z) * math.Sqrt(float64(len(lk.d)))
+	if math.IsInf(sigma, 0) || math.IsNaN(sigma) {
+		return math.Inf(1)
+	}
+	return math.Expm1((z + normQuantile(0.80)) * sigma / math.Sqrt(float64(rounds)))
 }
 
 // summarize is benchmath.AssumeNothing.Summary, with NaNs for an empty
@@ -422,50 +622,4 @@ func summarize(s *benchmath.Sample, confidence float64) benchmath.Summary {
 		return benchmath.Summary{Center: math.NaN(), Lo: math.NaN(), Hi: math.NaN()}
 	}
 	return benchmath.AssumeNothing.Summary(s, confidence)
-}
-
-func finiteCI(s benchmath.Summary) bool {
-	return !math.IsNaN(s.Center) && !math.IsInf(s.Lo, 0) && !math.IsInf(s.Hi, 0) && !math.IsNaN(s.Lo) && !math.IsNaN(s.Hi)
-}
-
-// minRounds returns the fewest values that give benchmath a finite median
-// confidence interval at this level (6 at 0.95).
-func minRounds(confidence float64) (op string, n int) {
-	for n = 2; n <= 200; n++ {
-		vals := make([]float64, n)
-		for i := range vals {
-			vals[i] = float64(i + 1)
-		}
-		if finiteCI(benchmath.AssumeNothing.Summary(benchmath.NewSample(vals, &benchmath.DefaultThresholds), confidence)) {
-			return ">=", n
-		}
-	}
-	return ">", 200
-}
-
-// finite returns a copy of xs without NaNs.
-func finite(xs []float64) []float64 {
-	out := make([]float64, 0, len(xs))
-	for _, x := range xs {
-		if !math.IsNaN(x) {
-			out = append(out, x)
-		}
-	}
-	return out
-}
-
-// quantile returns the q-quantile of xs by linear interpolation between
-// order statistics (Hyndman–Fan type 7, R's default). xs is not modified.
-func quantile(xs []float64, q float64) float64 {
-	s := append([]float64(nil), xs...)
-	sort.Float64s(s)
-	if len(s) == 1 {
-		return s[0]
-	}
-	h := q * float64(len(s)-1)
-	i := int(math.Floor(h))
-	if i >= len(s)-1 {
-		return s[len(s)-1]
-	}
-	return s[i] + (h-float64(i))*(s[i+1]-s[i])
 }

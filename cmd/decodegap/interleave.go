@@ -64,8 +64,6 @@ type interleaveFlags struct {
 	run       string
 	units     string
 	null      string
-	reject    float64
-	maxBand   float64
 	lock      bool
 	lockPath  string
 	screen    bool
@@ -88,8 +86,6 @@ func runInterleave(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&f.run, "run", "^$", "test `regexp`, passed as -test.run (the default runs no tests)")
 	fs.StringVar(&f.units, "unit", "sec/op,p50-sec/op", "comma-separated `units` to judge, those present (benchfmt's tidied units: ns/op is sec/op; p50-sec/op is decodegap.Run's median step)")
 	fs.StringVar(&f.null, "null", "null", "`name` of the null arm")
-	fs.Float64Var(&f.reject, "reject", 1.25, "reject a round whose null/base ratio is outside [1/`ratio`, ratio]")
-	fs.Float64Var(&f.maxBand, "max-band", 1.10, "widest null band (`ratio`, 1.10 = ±10%) that can still call a ratio inside it noise")
 	fs.BoolVar(&f.lock, "lock", true, "hold the host lock while running (see 'decodegap lock')")
 	fs.StringVar(&f.lockPath, "lock-path", hostmon.DefaultLockPath(), "host lock `file`")
 	fs.BoolVar(&f.screen, "screen", true, "screen the host for contention over each run (screen: line)")
@@ -110,12 +106,6 @@ func runInterleave(args []string, stdout, stderr io.Writer) int {
 	}
 	if f.rounds < 1 {
 		return usageErr("-rounds %d: need at least 1 (6 or more for a verdict)", f.rounds)
-	}
-	if f.reject <= 1 {
-		return usageErr("-reject %v must be > 1, e.g. 1.25 (±25%%)", f.reject)
-	}
-	if f.maxBand <= 1 {
-		return usageErr("-max-band %v must be > 1, e.g. 1.10 (±10%%)", f.maxBand)
 	}
 	specs, err := parseArms(fs.Args(), f.null)
 	if err != nil {
@@ -301,8 +291,7 @@ func judgeFile(f interleaveFlags, arms []string, stdout io.Writer) error {
 	if len(sets) == 0 {
 		return fmt.Errorf("%s holds no %s values to judge: choose -unit from the units the benchmarks report", f.out, f.units)
 	}
-	opt := nullband.Options{RejectRatio: f.reject, MaxBand: f.maxBand,
-		Knobs: nullband.Knobs{Rounds: "-rounds", RejectRatio: "-reject", MaxBand: "-max-band"}}
+	opt := nullband.Options{}
 	rows := make([]judged, 0, len(sets))
 	for _, s := range sets {
 		v, err := nullband.Judge(s.Samples, opt)
@@ -353,17 +342,17 @@ func verdictData(row judged, base string) traceplot.VerdictData {
 	v := row.Verdict
 	d := traceplot.VerdictData{
 		Title: row.Set.Benchmark, ArmA: base, ArmB: row.Set.Candidate, Metric: row.Set.Unit,
-		Ratio: v.Ratio.Center, CILow: v.Ratio.Lo, CIHigh: v.Ratio.Hi, CILevel: v.Ratio.Confidence,
-		Verdict: v.Kind.String() + ": " + v.Reason,
+		Ratio: v.Ratio, CILow: v.Lo, CIHigh: v.Hi, CILevel: v.Confidence,
+		Verdict: fmt.Sprint(v.Outcome, v.Reasons),
 	}
 	for _, r := range v.Rounds {
 		if r.Ratio > 0 && !math.IsInf(r.Ratio, 0) {
 			d.Ratios = append(d.Ratios, r.Ratio)
-			d.Rejected = append(d.Rejected, r.Rejected)
+			d.Rejected = append(d.Rejected, r.Quarantined)
 		}
 	}
-	if b := v.Band; b.Lo > 0 && b.Hi >= b.Lo && !math.IsInf(b.Hi, 0) {
-		d.NullLow, d.NullHigh = b.Lo, b.Hi
+	if v.NullLo > 0 && v.NullHi >= v.NullLo && !math.IsInf(v.NullHi, 0) {
+		d.NullLow, d.NullHigh = v.NullLo, v.NullHi
 	}
 	if !(d.CILow > 0) || math.IsInf(d.CIHigh, 0) || d.CILow > d.Ratio || d.CIHigh < d.Ratio {
 		d.CILow, d.CIHigh, d.CILevel = d.Ratio, d.Ratio, 0

@@ -19,39 +19,36 @@ type judged struct {
 	Verdict nullband.Verdict
 }
 
-// writeTable writes the verdict table: one row per Judged (benchmark, unit,
-// arm, the base (A) and candidate (B) medians in benchstat's notation, B/A with its
-// confidence interval, the null band, the minimal detectable effect,
-// benchstat's p-value and the verdict), then each row's reason, then every
-// rejected round with its reason. base names the base arm in the header.
+// writeTable writes the verdict table: one row per judged (benchmark, unit,
+// arm, the base (A) and candidate (B) medians in benchstat's notation, B/A with
+// its confidence interval, the minimal detectable effect, benchstat's p-value
+// and the outcome), then each row's reasons and quarantined rounds. base
+// names the base arm in the header.
 func writeTable(w io.Writer, rows []judged, base string) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "benchmark\tunit\tarm\tA=%s\tB=arm\tB/A\tCI\tnull band\tMDE\tp\tverdict\n", base)
+	fmt.Fprintf(tw, "benchmark\tunit\tarm\tA=%s\tB=arm\tB/A\tCI\tMDE\tp\tverdict\n", base)
 	for _, r := range rows {
 		v := r.Verdict
 		cls := benchunit.ClassOf(r.Set.Unit)
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
 			r.Set.Benchmark, r.Set.Unit, r.Set.Candidate,
 			scale(v.Base.Center, cls), scale(v.Candidate.Center, cls),
-			ratio(v.Ratio.Center), interval(v.Ratio.Lo, v.Ratio.Hi), interval(v.Band.Lo, v.Band.Hi),
-			mde(v.MDE), pval(v.Comparison.P), v.Kind)
+			ratio(v.Ratio), interval(v.Lo, v.Hi), mde(v.MDE), pval(v.Comparison.P), v.Outcome)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
 	var b strings.Builder
-	if len(rows) > 0 {
-		v := rows[0].Verdict
-		fmt.Fprintf(&b, "\nB/A is the median of per-round ratios over accepted rounds with its %.0f%% CI; the null band spans %.0f%% of accepted rounds' A'/A (A' = another instance of %s in the same round); p is benchstat's U-test over all rounds.\n",
-			100*v.Confidence, 100*v.Band.Coverage, base)
-	}
 	for _, r := range rows {
-		fmt.Fprintf(&b, "%s %s %s: %s: %s\n", r.Set.Benchmark, r.Set.Unit, r.Set.Candidate, r.Verdict.Kind, r.Verdict.Reason)
+		if len(r.Verdict.Reasons) > 0 {
+			fmt.Fprintf(&b, "%s %s %s: %s: %v\n", r.Set.Benchmark, r.Set.Unit, r.Set.Candidate, r.Verdict.Outcome, r.Verdict.Reasons)
+		}
 	}
 	for _, r := range rows {
 		for _, rs := range r.Verdict.Rounds {
-			if rs.Rejected {
-				fmt.Fprintf(&b, "rejected: %s %s %s: %s\n", r.Set.Benchmark, r.Set.Unit, r.Set.Candidate, rs.Reason)
+			if rs.Quarantined {
+				fmt.Fprintf(&b, "quarantined: %s %s %s: round %d (A %.4g, A' %.4g, B %.4g): %s\n",
+					r.Set.Benchmark, r.Set.Unit, r.Set.Candidate, rs.Label, rs.A, rs.Null, rs.B, rs.Cause)
 			}
 		}
 	}
@@ -77,18 +74,17 @@ func interval(lo, hi float64) string {
 	if math.IsNaN(lo) || math.IsNaN(hi) {
 		return "-"
 	}
-	if math.IsInf(lo, 0) || math.IsInf(hi, 0) {
+	if lo == 0 || math.IsInf(hi, 0) {
 		return "∞"
 	}
 	return fmt.Sprintf("%.3f–%.3f", lo, hi)
 }
 
-func mde(d nullband.Detectable) string {
-	p := d.Percent()
+func mde(p float64) string {
 	if math.IsInf(p, 0) || math.IsNaN(p) {
 		return "∞"
 	}
-	return fmt.Sprintf("±%.1f%%", p)
+	return fmt.Sprintf("±%.1f%%", 100*p)
 }
 
 func pval(p float64) string {
