@@ -15,6 +15,7 @@ import (
 	"golang.org/x/perf/benchfmt"
 
 	"github.com/gapbench/gapbench/decodegap/internal/gap"
+	"github.com/gapbench/gapbench/internal/durfmt"
 	"github.com/gapbench/gapbench/internal/trace"
 	"github.com/gapbench/gapbench/nullband"
 )
@@ -201,7 +202,7 @@ func (c *comparison) progress(pi, r, a, done, blocks int) {
 	res := c.res[pi][a][r]
 	fmt.Fprintf(progressOut, "decodegap.Compare: %s: round %d/%d, GOMAXPROCS %d, arm %q: step p50 %s, gap %s; elapsed %s, ETA %s\n",
 		c.bench, r+1, c.plan.count, c.plan.procs[pi], c.arms[a].Name, fmtNs(res.lat.p50), fmtNs(res.gap.mean),
-		el.Round(time.Second), eta.Round(time.Second))
+		durfmt.Elapsed(el), durfmt.Elapsed(eta))
 }
 
 // nullRatios sets the null arm's ratio to the first arm in round r.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/gapbench/gapbench/decodegap/internal/steady"
 	"github.com/gapbench/gapbench/hostmon"
+	"github.com/gapbench/gapbench/internal/durfmt"
 )
 
 // This file is the one place that writes the words a person reads about a
@@ -317,47 +318,17 @@ func switchFigure(c *counterSpan, v int64) string {
 }
 
 // fmtNs prints nanoseconds as a duration with three significant digits.
-func fmtNs(ns float64) string {
-	if math.IsNaN(ns) {
-		return "n/a"
-	}
-	a := math.Abs(ns)
-	switch {
-	case a >= 1e9:
-		return fmt.Sprintf("%.3gs", ns/1e9)
-	case a >= 1e6:
-		return fmt.Sprintf("%.3gms", ns/1e6)
-	case a >= 1e3:
-		return fmt.Sprintf("%.3gµs", ns/1e3)
-	}
-	return fmt.Sprintf("%.3gns", ns)
-}
+func fmtNs(ns float64) string { return durfmt.Ns(ns) }
 
 // fmtPair prints two durations with as many digits (3 to 6) as it takes for
 // different values to read differently.
 func fmtPair(a, b float64) (string, string) {
-	for sig := 3; sig <= 6; sig++ {
-		sa, sb := fmtNsSig(a, sig), fmtNsSig(b, sig)
-		if sa != sb || sig == 6 {
+	for sig := 3; sig < 6; sig++ {
+		if sa, sb := durfmt.NsDigits(a, sig), durfmt.NsDigits(b, sig); sa != sb {
 			return sa, sb
 		}
 	}
-	return "", ""
-}
-
-// fmtNsSig prints nanoseconds with sig significant digits.
-func fmtNsSig(ns float64, sig int) string {
-	a := math.Abs(ns)
-	unit, div := "ns", 1.0
-	switch {
-	case a >= 1e9:
-		unit, div = "s", 1e9
-	case a >= 1e6:
-		unit, div = "ms", 1e6
-	case a >= 1e3:
-		unit, div = "µs", 1e3
-	}
-	return fmt.Sprintf("%.*g%s", sig, ns/div, unit)
+	return durfmt.NsDigits(a, 6), durfmt.NsDigits(b, 6)
 }
 
 // fmtBytes prints a byte count in binary units.

@@ -213,7 +213,12 @@ func TestSummarize(t *testing.T) {
 	for i := range xs {
 		xs[i] = int64(100 - i) // 100..1, unsorted
 	}
-	assert.Equal(t, latency{mean: 50.5, p50: 50, p90: 90, p99: 99}, summarize(xs))
+	// Hyndman–Fan type 8 (internal/quantile): h = (n+1/3)p + 1/3.
+	l := summarize(xs)
+	assert.Equal(t, 50.5, l.mean)
+	assert.InDelta(t, 50.5, l.p50, 1e-9)
+	assert.InDelta(t, 90.0+2.0/3-1.0/30, l.p90, 1e-9)
+	assert.InDelta(t, 99.0+2.0/3-1.0/300, l.p99, 1e-9)
 	assert.Equal(t, int64(100), xs[0], "summarize leaves its input alone")
 }
 

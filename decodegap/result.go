@@ -7,6 +7,7 @@ import (
 
 	"github.com/gapbench/gapbench/decodegap/internal/steady"
 	"github.com/gapbench/gapbench/hostmon"
+	"github.com/gapbench/gapbench/internal/quantile"
 )
 
 // result is what one measurement (a Run, or one block of Compare) found:
@@ -210,7 +211,8 @@ func (r *runner) hostSpan(res *result) {
 }
 
 // summarize returns the mean and the 50th, 90th and 99th percentiles of xs
-// (nearest rank), NaN for none. It sorts a copy; xs is left as it is.
+// (gapbench's one rule, internal/quantile), NaN for none. It sorts a copy;
+// xs is left as it is.
 func summarize(xs []int64) latency {
 	if len(xs) == 0 {
 		return latency{math.NaN(), math.NaN(), math.NaN(), math.NaN()}
@@ -221,12 +223,7 @@ func summarize(xs []int64) latency {
 	for _, x := range s {
 		sum += float64(x)
 	}
-	q := func(p float64) float64 {
-		i := int(math.Ceil(p*float64(len(s)))) - 1
-		i = max(0, min(i, len(s)-1))
-		return float64(s[i])
-	}
-	return latency{sum / float64(len(s)), q(0.50), q(0.90), q(0.99)}
+	return latency{sum / float64(len(s)), quantile.Sorted(s, 0.50), quantile.Sorted(s, 0.90), quantile.Sorted(s, 0.99)}
 }
 
 // findOutliers counts the steps of lat at least outlierFactor times p50.
