@@ -2,6 +2,7 @@ package decodegap
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -272,4 +273,71 @@ func TestWorstCaseRunLogFitsTestingsTenLines(t *testing.T) {
 	n := strings.Count(b.logs[0], "\n") + 1
 	// testing keeps ten lines, and marks the output truncated at the tenth.
 	assert.Equal(t, 9, n, "every optional line is on:\n%s", b.logs[0])
+}
+
+// recorded returns a runner whose record holds lat, as if Run had timed it.
+func recorded(lat []int64) *runner {
+	r := newRunner(runSettings, len(lat))
+	for i, v := range lat {
+		r.rec.add(i, v, 0)
+	}
+	return r
+}
+
+// TestOneStallIsNotHiddenInTheMean: one 2 s stall among 2000 steps of
+// 250 ns leaves the series flat (rank tests ignore it), but the result
+// counts it, the metric carries its share of the mean, and the log says the
+// mean is dominated by it.
+func TestOneStallIsNotHiddenInTheMean(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	lat := make([]int64, 2000)
+	for i := range lat {
+		lat[i] = 250 + rng.Int64N(10)
+	}
+	lat[1000] = 2e9
+	res := recorded(lat).analyzeSingle()
+	require.Equal(t, steady.Flat, res.st.Class)
+	assert.Equal(t, 1, res.out.count)
+	assert.Equal(t, 2e9, res.out.largest)
+	assert.InDelta(t, 2e9/(2e9+1999*254.5), res.out.share, 1e-4)
+	assert.True(t, res.out.dominated())
+	var b fakeB
+	pub(&b, res, true)
+	assert.InDelta(t, 99.97, b.metrics["outlier-%"], 0.01)
+	assert.Contains(t, b.logs[0], "1 step at least 10× the median (largest 2s, ")
+	assert.Contains(t, b.logs[0], "make 100.0% of the mean: the mean (ns/op) is dominated by them; read p50-ns/op for the typical step")
+
+	// Without the stall: no mention, and 0 outlier-%.
+	lat[1000] = 250
+	res = recorded(lat).analyzeSingle()
+	assert.Zero(t, res.out.count)
+	b = fakeB{}
+	pub(&b, res, true)
+	assert.NotContains(t, b.logs[0], "median (largest")
+	assert.Equal(t, 0.0, b.metrics["outlier-%"])
+}
+
+// TestShortSteadyWindowGivesTheBenchtime: a warm-up that leaves less than
+// half the run says so and gives the -benchtime for a steady window of b.N.
+func TestShortSteadyWindowGivesTheBenchtime(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	lat := make([]int64, 2000)
+	for i := range lat {
+		level := 1e6
+		if i < 1200 {
+			level = 2e6
+		}
+		lat[i] = int64(level * (1 + 0.03*rng.NormFloat64()))
+	}
+	res := recorded(lat).analyzeSingle()
+	require.Equal(t, steady.Warmup, res.st.Class)
+	require.Greater(t, res.from, 1000)
+	assert.Equal(t, roundUp2(res.from+2000), res.rerunN)
+	want := fmt.Sprintf("the steady window is %d of 2000 iterations, less than half the run: -benchtime=%dx would give a steady window of 2000", 2000-res.from, res.rerunN)
+	assert.Contains(t, res.steadyLine("RunConfig"), want)
+
+	// More than half steady: no such note.
+	res = recorded(lat[800:]).analyzeSingle()
+	assert.Zero(t, res.rerunN)
+	assert.NotContains(t, res.steadyLine("RunConfig"), "less than half")
 }

@@ -2,6 +2,7 @@ package decodegap
 
 import (
 	"fmt"
+	"math"
 	"strings"
 )
 
@@ -73,8 +74,15 @@ func userSpans(cs []Counter, first, last *snapshot, iters int) []userSpan {
 			u.err = first.userErrs[i].Error()
 		case last.userErrs[i] != nil:
 			u.err = last.userErrs[i].Error()
+		case !finite(first.userVals[i]):
+			u.err = fmt.Sprintf("it read %v at the start of the span", first.userVals[i])
+		case !finite(last.userVals[i]):
+			u.err = fmt.Sprintf("it read %v at the end of the span", last.userVals[i])
 		default:
 			u.delta = last.userVals[i] - first.userVals[i]
+			if !finite(u.delta) {
+				u.err, u.delta = fmt.Sprintf("its change over the span is %v", u.delta), 0
+			}
 		}
 		if u.err == "" && u.delta == 0 && iters > 0 {
 			u.zero, u.probeMoved = probeZero(c)
@@ -83,6 +91,9 @@ func userSpans(cs []Counter, first, last *snapshot, iters int) []userSpan {
 	}
 	return out
 }
+
+// finite reports whether v is neither NaN nor ±Inf.
+func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 
 // probeZero runs c's probe and says whether it moved the counter.
 func probeZero(c Counter) (string, float64) {

@@ -2,6 +2,8 @@ package decodegap
 
 import (
 	"errors"
+	"fmt"
+	"math"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -102,4 +104,31 @@ func TestRunSessionsReportsPooledPerSessionAndThroughput(t *testing.T) {
 	assert.Contains(t, out, "the thread census below is of session 1 alone")
 	c := RunConfig{Sessions: 2, Null: true}
 	assert.EqualError(t, c.validate(), "RunConfig.Sessions = 2 and RunConfig.Null cannot be combined: compare session counts with Compare instead")
+}
+
+func TestNonFiniteCountersAreUnavailable(t *testing.T) {
+	vals := []float64{math.NaN(), 1, math.Inf(1), 5}
+	cs := make([]Counter, 4)
+	for i := range cs {
+		cs[i] = Counter{Name: fmt.Sprintf("c%d", i), Read: func() (float64, error) { return 0, nil }}
+	}
+	first := &snapshot{userVals: []float64{0, math.NaN(), 0, math.MaxFloat64}, userErrs: make([]error, 4)}
+	last := &snapshot{userVals: vals, userErrs: make([]error, 4)}
+	last.userVals[3] = -math.MaxFloat64
+	us := userSpans(cs, first, last, 100)
+	assert.Equal(t, "it read NaN at the end of the span", us[0].err)
+	assert.Equal(t, "it read NaN at the start of the span", us[1].err)
+	assert.Equal(t, "it read +Inf at the end of the span", us[2].err)
+	assert.Equal(t, "its change over the span is -Inf", us[3].err)
+
+	rep := steadyReport()
+	rep.user = us
+	var b fakeB
+	pub(&b, rep, true)
+	for _, c := range cs {
+		_, has := b.metrics[c.Name+"/op"]
+		assert.False(t, has, "%s: a non-finite counter is not reported", c.Name)
+	}
+	assert.Contains(t, b.logs[0], "c0 unavailable (it read NaN at the end of the span)")
+	assert.NotContains(t, b.logs[0], "NaN/op")
 }
