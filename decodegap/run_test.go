@@ -86,7 +86,14 @@ func runChild(t *testing.T, mode, benchtime string) (string, error) {
 // runChildArgs runs BenchmarkChild in mode with extra test flags.
 func runChildArgs(t *testing.T, mode string, args ...string) (string, error) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], append([]string{"-test.run=^$", "-test.bench=^BenchmarkChild$"}, args...)...)
+	return runChildBench(t, "^BenchmarkChild$", mode, args...)
+}
+
+// runChildBench runs the benchmarks matching bench in a child process of
+// this test binary, in mode, with extra test flags.
+func runChildBench(t *testing.T, bench, mode string, args ...string) (string, error) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], append([]string{"-test.run=^$", "-test.bench=" + bench}, args...)...)
 	cmd.Env = append(os.Environ(), childEnv+"="+mode)
 	out, err := cmd.CombinedOutput()
 	return string(out), err
