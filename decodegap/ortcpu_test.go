@@ -59,10 +59,13 @@ func TestCompareWithSpinningORTLeavesNoCPUBurning(t *testing.T) {
 	require.NotNil(t, m, out)
 	ns, err := strconv.ParseInt(m[1], 10, 64)
 	require.NoError(t, err)
-	// A spinning pool thread left open would burn close to the whole half
-	// second; 50 ms (10% of one core) leaves room for the runtime's own work.
-	assert.Less(t, ns, int64(50*time.Millisecond), "CPU burnt in an idle half second after Compare returned")
+	// A spinning pool thread left open would burn most of the half second.
+	assert.Less(t, ns, int64(idleCPULimit), "CPU burnt in an idle half second after Compare returned")
 }
+
+// idleCPULimit is the CPU an idle half second may take: 10% of one core,
+// room for the runtime's own work.
+const idleCPULimit = 50 * time.Millisecond
 
 // TestIdleCPUMeasureSeesASpinner checks the instrument the test above
 // relies on: a thread left spinning shows in processCPU over half a second.
@@ -84,5 +87,5 @@ func TestIdleCPUMeasureSeesASpinner(t *testing.T) {
 	burnt := processCPU(t) - before
 	close(stop)
 	<-done
-	assert.Greater(t, burnt, 200*time.Millisecond, "a spinning thread must show")
+	assert.Greater(t, burnt, idleCPULimit, "a spinning thread must show above the limit, even on a busy host")
 }
