@@ -49,7 +49,10 @@ func (fs FS) NewTaskReader(pid int) (*TaskReader, error) {
 func (r *TaskReader) Read(buf []Task) ([]Task, error) {
 	prev := buf
 	out := buf[:0]
-	dirfd, err := unix.Open(r.dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	// Open through the scratch path, which does not allocate (unix.Open
+	// copies the path to the heap).
+	r.sc.path = append(r.sc.path[:0], r.dir...)
+	dirfd, err := r.sc.openat(unix.AT_FDCWD, "")
 	if err != nil {
 		return out, fmt.Errorf("hostmon: threads of pid %d: %w", r.pid, &os.PathError{Op: "open", Path: r.dir, Err: err})
 	}
