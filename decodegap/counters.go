@@ -28,9 +28,11 @@ type snapshot struct {
 	gcCycles  uint64
 	gcPauseNs float64
 	// host is the host's contention counters and this process's threads;
-	// nil when the host cannot be read.
+	// nil when the host cannot be read. It is refilled in place (see
+	// counterReader.next), so a snapshot slot keeps it for the run.
 	host *hostmon.Snapshot
-	// userVals and userErrs are Config.Counters' values at the boundary.
+	// userVals and userErrs are Config.Counters' values at the boundary;
+	// like host, allocated once per slot.
 	userVals []float64
 	userErrs []error
 	// costNs is how long taking this snapshot took.
@@ -39,14 +41,84 @@ type snapshot struct {
 	err error
 }
 
-// counterReader takes snapshots; it holds the runtime/metrics buffers so
-// that a snapshot reuses them.
+// counterReader takes snapshots without allocating: it holds the
+// runtime/metrics samples, and the snapshot slots it hands out (next) keep
+// their host snapshot and user-counter buffers from one use to the next.
 type counterReader struct {
 	samples []metrics.Sample
 	// sampler snapshots the host; nil when it cannot be read.
 	sampler *hostmon.Sampler
 	// user is Config.Counters.
 	user []Counter
+	// spacing multiplies the interval the counter budget sets between two
+	// snapshots: it doubles each time next thins a full list (see next).
+	spacing int64
+	// taken counts the snapshots taken, kept or thinned; costNs sums their
+	// cost and maxCostNs is the largest (the counter budget's evidence).
+	taken             int
+	costNs, maxCostNs int64
+}
+
+// maxSnapshots is the most counter snapshots a loop keeps: next thins a
+// full list to every other one (the first and the last kept) and doubles
+// the spacing, so any run keeps between maxSnapshots/2 and maxSnapshots
+// snapshots spread over it, in memory allocated before the timed loop.
+const maxSnapshots = 128
+
+// prepare returns an empty snapshot list with room for maxSnapshots, each
+// slot's buffers allocated (the host snapshot sized by one reading of the
+// host), so that next and take allocate nothing in the timed loop.
+func (c *counterReader) prepare() []snapshot {
+	snaps := make([]snapshot, maxSnapshots)
+	var like *hostmon.Snapshot
+	if c.sampler != nil {
+		like = c.sampler.Snapshot()
+	}
+	for k := range snaps {
+		s := &snaps[k]
+		if like != nil {
+			s.host = like.Clone()
+		}
+		if len(c.user) > 0 {
+			s.userVals, s.userErrs = make([]float64, len(c.user)), make([]error, len(c.user))
+		}
+	}
+	// The first read allocates the pause histogram; later reads reuse it.
+	metrics.Read(c.samples)
+	c.spacing = 1
+	return snaps[:0]
+}
+
+// next returns snaps extended by one slot for the next snapshot, reusing
+// the buffers the slot held. When snaps is full it first thins it: every
+// other snapshot is dropped (the first and the last are kept, and the
+// dropped slots' buffers move past the end for reuse) and the spacing of
+// later snapshots doubles. A list not made by prepare is prepared first.
+func (c *counterReader) next(snaps []snapshot) []snapshot {
+	if cap(snaps) == 0 {
+		snaps = c.prepare()
+	}
+	if len(snaps) == 0 {
+		c.spacing = 1
+	}
+	if len(snaps) == cap(snaps) {
+		n := len(snaps)
+		k := 1
+		for i := 2; i < n-1; i += 2 {
+			snaps[k], snaps[i] = snaps[i], snaps[k]
+			k++
+		}
+		snaps[k], snaps[n-1] = snaps[n-1], snaps[k]
+		snaps = snaps[:k+1]
+		c.spacing *= 2
+	}
+	return snaps[:len(snaps)+1]
+}
+
+// interval returns the time to wait after snapshot s before the next one:
+// the counter budget's, times the spacing.
+func (c *counterReader) interval(s *snapshot) int64 {
+	return int64(float64(s.costNs)/counterBudget) * max(c.spacing, 1)
 }
 
 const (
@@ -80,10 +152,15 @@ func (c *counterReader) take(s *snapshot, iter int) {
 	s.nivcsw = ru.Nivcsw
 	s.maxRSSBytes = ru.Maxrss * 1024 // Linux reports KiB
 	if c.sampler != nil {
-		s.host = c.sampler.Snapshot()
+		if s.host == nil {
+			s.host = new(hostmon.Snapshot)
+		}
+		c.sampler.SnapshotInto(s.host)
 	}
 	if len(c.user) > 0 {
-		s.userVals, s.userErrs = make([]float64, len(c.user)), make([]error, len(c.user))
+		if len(s.userVals) != len(c.user) {
+			s.userVals, s.userErrs = make([]float64, len(c.user)), make([]error, len(c.user))
+		}
 		readCounters(c.user, s.userVals, s.userErrs)
 	}
 	metrics.Read(c.samples)
@@ -94,6 +171,9 @@ func (c *counterReader) take(s *snapshot, iter int) {
 		s.gcPauseNs = histogramSumNs(v.Float64Histogram())
 	}
 	s.costNs = gap.Now() - t0
+	c.taken++
+	c.costNs += s.costNs
+	c.maxCostNs = max(c.maxCostNs, s.costNs)
 }
 
 // histogramSumNs estimates the sum of a seconds histogram in nanoseconds,
@@ -118,4 +198,13 @@ func histogramSumNs(h *metrics.Float64Histogram) float64 {
 		sum += float64(n) * mid
 	}
 	return sum * 1e9
+}
+
+// warmupTasks returns the threads of the first snapshot, s, taken right
+// after the warm-up, for the thread census; setup when it has none.
+func warmupTasks(s *snapshot, setup []hostmon.Task) []hostmon.Task {
+	if s.host == nil || s.host.Tasks() == nil {
+		return setup
+	}
+	return s.host.Tasks()
 }

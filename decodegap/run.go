@@ -100,6 +100,9 @@ func runMode(b *testing.B, s *settings, open Opener, m mode) {
 		b.Fatalf("decodegap.Run: preparing gaps (RunConfig.Gap.Kind = %v): %v", s.gap.Kind, err)
 	}
 	defer r.waiter.End()
+	// After the mode's open (sessions start their threads there), so that
+	// the host sampler has seen every thread before the timed loop.
+	r.snaps = r.cr.prepare()
 	r.phases[phaseSetup] = selfTasks()
 
 	b.ResetTimer()
@@ -200,7 +203,6 @@ func newRunner(s *settings, n int) *runner {
 		waiter: gap.NewWaiter(spec),
 		rec:    newRecord(n),
 		cr:     &counterReader{samples: newMetricSamples(), user: s.counters},
-		snaps:  make([]snapshot, 0, 64),
 	}
 }
 
@@ -282,13 +284,11 @@ func (r *runner) loop(step Step) (int, error) {
 	return 0, nil
 }
 
-// afterWarmup reads the threads at the end of the warm-up, for the census.
+// afterWarmup marks the end of the warm-up for the census: the threads
+// then are those of the first snapshot, which boundary takes next (reading
+// them here would allocate in the timed loop).
 func (r *runner) afterWarmup() {
-	if r.s.warmup > 0 && r.host != nil {
-		r.phases[phaseWarmup] = selfTasks()
-	} else {
-		r.phases[phaseWarmup] = r.phases[phaseSetup]
-	}
+	r.phases[phaseWarmup] = r.phases[phaseSetup]
 }
 
 // boundary takes a counter snapshot at a window boundary after j recorded
@@ -298,8 +298,11 @@ func (r *runner) boundary(j int, force bool) {
 	if !force && now < r.nextSnapNs {
 		return
 	}
-	r.snaps = append(r.snaps, snapshot{})
+	r.snaps = r.cr.next(r.snaps)
 	s := &r.snaps[len(r.snaps)-1]
 	r.cr.take(s, j)
-	r.nextSnapNs = s.wallNs + int64(float64(s.costNs)/counterBudget)
+	r.nextSnapNs = s.wallNs + r.cr.interval(s)
+	if len(r.snaps) == 1 && r.s.warmup > 0 && r.host != nil {
+		r.phases[phaseWarmup] = warmupTasks(s, r.phases[phaseSetup])
+	}
 }

@@ -21,19 +21,25 @@ type worker struct {
 	// roundStart is the end of the previous round, written by the
 	// coordinator before it releases the round (the channel send orders it).
 	roundStart *int64
-	// record says whether the current round is recorded (false in warm-up).
-	record *bool
+	// record says whether the current round is recorded (false in warm-up);
+	// dry, that the round only exercises the release (see start).
+	record, dry *bool
 	// k counts the recorded steps; err and errIter the first failure.
 	k       int
 	err     error
 	errIter int
 }
 
-func (w *worker) run(done *sync.WaitGroup) {
+func (w *worker) run(done, ready *sync.WaitGroup) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
+	ready.Done()
 	i := 0
 	for range w.start {
+		if *w.dry {
+			done.Done()
+			continue
+		}
 		t0 := gap.Now()
 		err := w.step()
 		t1 := gap.Now()
@@ -57,7 +63,21 @@ type sessionsMode struct {
 	// solo is the census of session 1 alone, soloN its steps.
 	solo  census
 	soloN int
+	// soloRun is the runner of the solo block, ws the workers, and done,
+	// roundStart, recording and dry what they share with run; all made by
+	// start, before the timed loop, so that the loop allocates nothing.
+	soloRun    *runner
+	ws         []*worker
+	done       sync.WaitGroup
+	roundStart int64
+	recording  bool
+	dry        bool
 }
+
+// dryRounds is the number of rounds start releases without running the
+// steps: blocking on channels and wait groups allocates the runtime's wait
+// records until their per-thread caches are filled.
+const dryRounds = 64
 
 func (m *sessionsMode) open(b *testing.B, r *runner, cl *closers, open Opener) {
 	for i := range m.n {
@@ -65,6 +85,74 @@ func (m *sessionsMode) open(b *testing.B, r *runner, cl *closers, open Opener) {
 	}
 	r.noRequested = true
 	r.traceConfig = map[string]string{"sessions": strconv.Itoa(m.n)}
+	m.start(r)
+	cl.fns = append(cl.fns, func() error { m.stop(); return nil })
+	cl.names = append(cl.names, "the sessions' workers")
+}
+
+// start makes the solo block's runner and starts one worker per session,
+// each locked to its OS thread, with spare threads and dry rounds so that
+// the runtime has what the rounds need before the timed loop.
+func (m *sessionsMode) start(r *runner) {
+	m.soloN = max(r.s.warmup, 2*r.window)
+	solo := newRunner(&settings{fn: r.s.fn, typ: r.s.typ, gap: r.s.gap, window: r.s.window, seed: r.s.seed}, m.soloN)
+	solo.waiter, solo.host, solo.cr = r.waiter, r.host, r.cr
+	m.soloRun = solo
+	m.ws = make([]*worker, len(m.steps))
+	m.recs = make([]*record, len(m.steps))
+	var ready sync.WaitGroup
+	ready.Add(len(m.steps))
+	for i, st := range m.steps {
+		m.recs[i] = newRecord(r.n)
+		m.ws[i] = &worker{step: st, rec: m.recs[i], start: make(chan struct{}, 1), roundStart: &m.roundStart, record: &m.recording, dry: &m.dry}
+		go m.ws[i].run(&m.done, &ready)
+	}
+	ready.Wait()
+	spareThreads(len(m.steps) + 2)
+	m.dry = true
+	for range dryRounds {
+		m.release()
+	}
+	m.dry = false
+	solo.snaps = r.cr.prepare()
+}
+
+// release runs one round: every worker once, waiting for all.
+func (m *sessionsMode) release() {
+	m.done.Add(len(m.ws))
+	for _, w := range m.ws {
+		w.start <- struct{}{}
+	}
+	m.done.Wait()
+}
+
+// stop ends the workers' goroutines.
+func (m *sessionsMode) stop() {
+	for _, w := range m.ws {
+		close(w.start)
+	}
+	m.ws = nil
+}
+
+// spareThreads makes the Go runtime start k OS threads and leave them idle,
+// so that the handoffs of the sessions' locked threads find an idle thread
+// rather than start one (and allocate) inside the timed loop.
+func spareThreads(k int) {
+	var locked, release sync.WaitGroup
+	locked.Add(k)
+	release.Add(1)
+	for range k {
+		go func() {
+			runtime.LockOSThread()
+			locked.Done()
+			release.Wait()
+			// Unlocked before it returns, the thread stays with the
+			// runtime, idle.
+			runtime.UnlockOSThread()
+		}()
+	}
+	locked.Wait()
+	release.Done()
 }
 
 func (m *sessionsMode) loop(r *runner) (string, error) {
@@ -82,56 +170,27 @@ func (m *sessionsMode) loop(r *runner) (string, error) {
 // error.
 func (m *sessionsMode) run(r *runner) (int, int, error) {
 	// The census block: session 1 alone, with snapshots at its windows.
-	m.soloN = max(r.s.warmup, 2*r.window)
-	solo := newRunner(&settings{fn: r.s.fn, typ: r.s.typ, gap: r.s.gap, window: r.s.window, seed: r.s.seed}, m.soloN)
-	solo.waiter, solo.host, solo.cr = r.waiter, r.host, r.cr
+	solo := m.soloRun
 	solo.phases = r.phases
 	if i, err := solo.loop(m.steps[0]); err != nil {
 		return 0, i, err
 	}
-	if len(solo.snaps) >= 2 {
-		first, last := solo.snaps[0].host, solo.snaps[len(solo.snaps)-1].host
-		if first != nil && last != nil {
-			m.solo = takeCensus(&solo.phases, first.Tasks(), last.Tasks())
-		}
-	}
-
-	var (
-		done       sync.WaitGroup
-		roundStart int64
-		recording  bool
-	)
-	ws := make([]*worker, len(m.steps))
-	m.recs = make([]*record, len(m.steps))
-	for i, st := range m.steps {
-		m.recs[i] = newRecord(r.n)
-		ws[i] = &worker{step: st, rec: m.recs[i], start: make(chan struct{}, 1), roundStart: &roundStart, record: &recording}
-		go ws[i].run(&done)
-	}
-	defer func() {
-		for _, w := range ws {
-			close(w.start)
-		}
-	}()
+	ws := m.ws
 	noGap, warm := r.s.noGap(), r.s.warmup
-	roundStart = gap.Now()
+	m.roundStart = gap.Now()
 	for i := 0; i < warm+r.n; i++ {
 		if i == warm {
 			r.boundary(0, true)
-			recording = true
+			m.recording = true
 		}
 		var req int64
 		if !noGap {
 			req = int64(r.seq.Next())
-			r.waiter.WaitUntil(roundStart + req)
+			r.waiter.WaitUntil(m.roundStart + req)
 		}
-		done.Add(len(ws))
-		for _, w := range ws {
-			w.start <- struct{}{}
-		}
-		done.Wait()
-		roundStart = gap.Now()
-		if recording {
+		m.release()
+		m.roundStart = gap.Now()
+		if m.recording {
 			r.requested += req
 		}
 		for s, w := range ws {
@@ -143,6 +202,20 @@ func (m *sessionsMode) run(r *runner) (int, int, error) {
 	r.boundary(r.n, true)
 	r.rec = m.recs[0]
 	return 0, 0, nil
+}
+
+// soloCensus is the thread census of the solo block, taken after the timed
+// loop (it allocates).
+func (m *sessionsMode) soloCensus() census {
+	solo := m.soloRun
+	if solo == nil || len(solo.snaps) < 2 {
+		return census{}
+	}
+	first, last := solo.snaps[0].host, solo.snaps[len(solo.snaps)-1].host
+	if first == nil || last == nil {
+		return census{}
+	}
+	return takeCensus(&solo.phases, first.Tasks(), last.Tasks())
 }
 
 // analyze finds the steady window of every session, starts them all at the
@@ -184,6 +257,7 @@ func (m *sessionsMode) analyze(r *runner) *result {
 	}
 	r.fill(res, lat, gaps, res.from)
 	if res.host.ok {
+		m.solo = m.soloCensus()
 		res.census, res.soloN = m.solo, m.soloN
 	}
 	if c := &res.proc; c.ok && c.wallNs > 0 {

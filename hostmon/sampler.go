@@ -170,8 +170,25 @@ type Snapshot struct {
 func (s *Snapshot) Time() time.Time { return s.time }
 
 // Tasks returns the process's threads at the snapshot (see FS.Tasks), nil
-// when they could not be read. The slice belongs to the Snapshot.
-func (s *Snapshot) Tasks() []Task { return s.tasks }
+// when they could not be read. The slice belongs to the Snapshot, and
+// SnapshotInto overwrites it.
+func (s *Snapshot) Tasks() []Task {
+	if s.tasksErr != "" {
+		return nil
+	}
+	return s.tasks
+}
+
+// Clone returns a deep copy of s with room for more threads (twice as many,
+// and at least 16 more), so that a caller can make the Snapshots it will
+// refill with SnapshotInto before the moment it must not allocate.
+func (s *Snapshot) Clone() *Snapshot {
+	c := *s
+	c.cpu = slices.Clone(s.cpu)
+	c.runq = slices.Clone(s.runq)
+	c.tasks = append(make([]Task, 0, 2*len(s.tasks)+16), s.tasks...)
+	return &c
+}
 
 // Snapshot reads the counters now into a new Snapshot. It does not fail: a
 // source that cannot be read makes its figures unavailable in Between, with
@@ -223,6 +240,11 @@ func (s *Sampler) SnapshotInto(sn *Snapshot) {
 		sn.tasksErr, sn.tasks = err.Error(), sn.tasks[:0]
 	} else {
 		sn.tasks = append(sn.tasks[:0], tasks...)
+		if cap(tasks) < len(tasks)+8 {
+			// Room for new threads, so that they allocate nothing here
+			// later (the first reading, or the room is nearly used up).
+			tasks = append(make([]Task, 0, 2*len(tasks)+16), tasks...)
+		}
 		s.taskBuf = tasks
 	}
 

@@ -21,7 +21,7 @@ type TaskReader struct {
 	pid int
 	// open maps a TID to its open files; threads gone from the task
 	// directory are closed at the next Read.
-	open map[int]*taskFiles
+	open map[int]taskFiles
 	sc   taskScratch
 	// seen marks the TIDs of the current Read.
 	seen map[int]bool
@@ -41,7 +41,10 @@ func (fs FS) NewTaskReader(pid int) (*TaskReader, error) {
 	if _, err := os.Stat(dir); err != nil {
 		return nil, fmt.Errorf("hostmon: threads of pid %d: %w", pid, err)
 	}
-	return &TaskReader{dir: dir, pid: pid, open: map[int]*taskFiles{}, seen: map[int]bool{}}, nil
+	// Room for 64 threads: a thread that starts later allocates nothing
+	// but its name (and that only when its name is new to the process).
+	return &TaskReader{dir: dir, pid: pid, open: make(map[int]taskFiles, 64), seen: make(map[int]bool, 64),
+		sc: taskScratch{tids: make([]int, 0, 256), path: make([]byte, 0, 128)}}, nil
 }
 
 // Read returns the process's threads, sorted by TID, appended to buf[:0],
@@ -123,20 +126,20 @@ func (r *TaskReader) readTask(dirfd, tid int) (taskRead, error) {
 	}
 }
 
-func (r *TaskReader) openTask(dirfd, tid int) (*taskFiles, error) {
+func (r *TaskReader) openTask(dirfd, tid int) (taskFiles, error) {
 	r.sc.path = strconv.AppendInt(r.sc.path[:0], int64(tid), 10)
 	n := len(r.sc.path)
 	s, err := r.sc.openat(dirfd, "/schedstat")
 	if err != nil {
-		return nil, err
+		return taskFiles{}, err
 	}
 	r.sc.path = r.sc.path[:n]
 	c, err := r.sc.openat(dirfd, "/comm")
 	if err != nil {
 		unix.Close(s)
-		return nil, err
+		return taskFiles{}, err
 	}
-	return &taskFiles{schedstat: s, comm: c}, nil
+	return taskFiles{schedstat: s, comm: c}, nil
 }
 
 // Close closes every open file. The reader must not be used afterwards.

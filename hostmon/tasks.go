@@ -146,12 +146,19 @@ func (sc *taskScratch) read(dirfd int, suffix string) ([]byte, error) {
 	return sc.file[:n], nil
 }
 
-// reuseName returns the Name of tid in prev when it equals comm, so that a
-// steady set of threads is read without allocating; otherwise a new string.
+// reuseName returns the Name of tid in prev when it equals comm, else the
+// Name of any thread in prev that equals comm (a new Go thread is named like
+// the others), so that a steady set of names is read without allocating;
+// otherwise a new string.
 func reuseName(prev []Task, tid int, comm []byte) string {
 	i, ok := slices.BinarySearchFunc(prev, tid, func(t Task, tid int) int { return t.TID - tid })
 	if ok && i < len(prev) && prev[i].Name == string(comm) {
 		return prev[i].Name
+	}
+	for _, t := range prev {
+		if t.Name == string(comm) {
+			return t.Name
+		}
 	}
 	return string(comm)
 }
