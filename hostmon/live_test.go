@@ -1,9 +1,7 @@
 package hostmon
 
 import (
-	"bufio"
 	"context"
-	"os"
 	"os/exec"
 	"runtime"
 	"strconv"
@@ -14,6 +12,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
+
+	"github.com/gapbench/gapbench/internal/testutil"
 )
 
 // liveTopology returns this host's topology, skipping the test when CPU 1
@@ -34,24 +34,7 @@ func liveTopology(t *testing.T) (FS, *Topology) {
 // on cpu; it returns once the spinner is pinned and running.
 func startSpinner(t *testing.T, cpu int) *exec.Cmd {
 	t.Helper()
-	return startChild(t, "HOSTMON_TEST_SPIN="+strconv.Itoa(cpu), "spinning")
-}
-
-// startChild re-runs this test binary with env set, waits until it prints
-// ready on a line of its own, and kills it when the test ends.
-func startChild(t *testing.T, env, ready string) *exec.Cmd {
-	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), env)
-	out, err := cmd.StdoutPipe()
-	require.NoError(t, err)
-	cmd.Stderr = os.Stderr
-	require.NoError(t, cmd.Start())
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	line, err := bufio.NewReader(out).ReadString('\n')
-	require.NoError(t, err)
-	require.Equal(t, ready+"\n", line)
-	return cmd
+	return testutil.Start(t, []string{"HOSTMON_TEST_SPIN=" + strconv.Itoa(cpu)}, "spinning", "-test.run=^$")
 }
 
 func threadMasks(t *testing.T) map[int]CPUSet {

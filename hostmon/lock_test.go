@@ -13,6 +13,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/gapbench/gapbench/internal/testutil"
 )
 
 // syncBuffer is a bytes.Buffer safe for one writer and one reader.
@@ -37,7 +39,7 @@ func (s *syncBuffer) String() string {
 // at path and waits; it returns once the child holds it.
 func startHolder(t *testing.T, path string) *exec.Cmd {
 	t.Helper()
-	return startChild(t, "HOSTMON_TEST_HOLD_LOCK="+path, "locked")
+	return testutil.Start(t, []string{"HOSTMON_TEST_HOLD_LOCK=" + path}, "locked", "-test.run=^$")
 }
 
 func TestLockUncontended(t *testing.T) {

@@ -18,34 +18,15 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"golang.org/x/perf/benchfmt"
 	"golang.org/x/perf/benchmath"
 	"golang.org/x/perf/benchunit"
 
 	"github.com/gapbench/gapbench/hostmon"
 	"github.com/gapbench/gapbench/interleave"
+	"github.com/gapbench/gapbench/internal/testutil"
 )
 
 const examplePkg = "../../examples/interleave"
-
-func readResults(t *testing.T, path string) []*benchfmt.Result {
-	t.Helper()
-	f, err := os.Open(path)
-	require.NoError(t, err)
-	defer f.Close()
-	rd := benchfmt.NewReader(f, path)
-	var out []*benchfmt.Result
-	for rd.Scan() {
-		switch rec := rd.Result().(type) {
-		case *benchfmt.Result:
-			out = append(out, rec.Clone())
-		case *benchfmt.SyntaxError:
-			t.Fatalf("%s does not parse: %v", path, rec)
-		}
-	}
-	require.NoError(t, rd.Err())
-	return out
-}
 
 // A real run: the example package built by go test -c, three arms (base,
 // 10% more work, null), six rounds, parsed back with benchfmt.
@@ -67,7 +48,7 @@ func TestInterleaveRealRun(t *testing.T) {
 		assert.Contains(t, stdout.String(), "verdict picture: "+filepath.Join(dir, name))
 	}
 
-	res := readResults(t, out)
+	res := testutil.ResultsFile(t, out)
 	require.Len(t, res, 18, "3 arms × 6 rounds, one result each")
 	perArm := map[string]int{}
 	var order [][]string // order[r] = arms of round r+1 in file order
@@ -164,7 +145,7 @@ func TestInterleaveFailingArm(t *testing.T) {
 	assert.Contains(t, e, `invalid value "lots" for flag -work`)
 	assert.Regexp(t, regexp.MustCompile(`the \d finished runs are in `+regexp.QuoteMeta(out)), e)
 	assert.Empty(t, stdout.String(), "no verdict after a failure")
-	res := readResults(t, out)
+	res := testutil.ResultsFile(t, out)
 	for _, r := range res {
 		assert.Equal(t, "1", r.GetConfig("round"))
 		assert.NotEqual(t, "bad", r.GetConfig("arm"))
@@ -264,7 +245,7 @@ func TestInterleaveInterrupt(t *testing.T) {
 	assert.Regexp(t, regexp.MustCompile(`decodegap interleave: interrupted in round 3, arm \w+, after \d+ of 300 runs: context canceled; the (\d+) finished runs are in `+regexp.QuoteMeta(out)), string(rest))
 	m := regexp.MustCompile(`the (\d+) finished runs`).FindStringSubmatch(string(rest))
 	require.Len(t, m, 2)
-	res := readResults(t, out)
+	res := testutil.ResultsFile(t, out)
 	assert.Equal(t, m[1], fmt.Sprint(len(res)), "every finished run is in the file")
 	assert.GreaterOrEqual(t, len(res), 6, "two whole rounds at least")
 	for _, r := range res {
@@ -343,7 +324,7 @@ func TestInterleaveScreenUnavailable(t *testing.T) {
 	code := dispatch([]string{"interleave", "-rounds", "1", "-benchtime", "100x", "-o", out, "-lock=false", "a=" + bin, "b=" + bin}, &stdout, &stderr)
 	require.Equal(t, 0, code, stderr.String())
 	assert.Regexp(t, regexp.MustCompile(`(?m)^decodegap interleave: screen: unavailable: .*`+regexp.QuoteMeta(dir)), stderr.String())
-	res := readResults(t, out)
+	res := testutil.ResultsFile(t, out)
 	require.Len(t, res, 3)
 	for _, r := range res {
 		assert.Equal(t, "unavailable", r.GetConfig("screen"))
@@ -360,7 +341,7 @@ func TestInterleaveNoSuchUnit(t *testing.T) {
 	code := dispatch([]string{"interleave", "-rounds", "1", "-benchtime", "100x", "-o", out, "-lock=false", "-screen=false", "-unit", "B/op", "a=" + bin, "b=" + bin}, &stdout, &stderr)
 	assert.Equal(t, 1, code)
 	assert.Contains(t, stderr.String(), "decodegap interleave: "+out+" holds no B/op values to judge: choose -unit from the units the benchmarks report\n")
-	assert.Len(t, readResults(t, out), 3, "the runs are kept")
+	assert.Len(t, testutil.ResultsFile(t, out), 3, "the runs are kept")
 }
 
 func TestInterleaveLockFails(t *testing.T) {

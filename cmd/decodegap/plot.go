@@ -145,7 +145,7 @@ func traceFiles(names []string) ([]string, error) {
 			}
 		}
 		if len(files) == 0 {
-			return nil, fmt.Errorf("%s: no trace files (*%s): write them with %s=%s go test -bench ...", name, trace.Ext, trace.EnvDir, name)
+			return nil, fmt.Errorf("%s: no trace files (*%s): a benchmark run writes them with %s=%s", name, trace.Ext, trace.EnvDir, name)
 		}
 		slices.Sort(files)
 		out = append(out, files...)

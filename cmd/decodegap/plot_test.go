@@ -109,7 +109,7 @@ func TestPlotErrors(t *testing.T) {
 		{"no trace", nil, 2, "no DIR or TRACE given"},
 		{"-o with two traces", []string{"-o", filepath.Join(dir, "x.svg"), plotFixture, plotFixture}, 2, "drop -o"},
 		{"-o with a folder of two", []string{"-o", filepath.Join(dir, "x.svg"), dir}, 2, "there are 2 traces: drop -o"},
-		{"a folder without traces", []string{empty}, 1, empty + ": no trace files (*.jsonl): write them with DECODEGAP_TRACE=" + empty},
+		{"a folder without traces", []string{empty}, 1, empty + ": no trace files (*.jsonl): a benchmark run writes them with DECODEGAP_TRACE=" + empty},
 		{"unknown extension", []string{plotFixture, "-o", filepath.Join(dir, "x.pdf")}, 2, "name the output .svg or .png"},
 		{"unknown format", []string{"-format", "gif", plotFixture}, 2, `-format "gif": use one of svg, png`},
 		{"missing file", []string{filepath.Join(dir, "nope.jsonl")}, 1, "no such file"},

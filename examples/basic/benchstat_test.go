@@ -4,12 +4,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"golang.org/x/perf/benchfmt"
+
+	"github.com/gapbench/gapbench/internal/testutil"
 )
 
 // TestBenchstatReadsTheMetrics runs this package's benchmark for real with
@@ -27,21 +27,14 @@ func TestBenchstatReadsTheMetrics(t *testing.T) {
 	require.NoError(t, os.WriteFile(out, b, 0o644))
 
 	// benchfmt sees 3 results per sub-benchmark, each with Run's metrics.
-	rd := benchfmt.NewReader(strings.NewReader(string(b)), "out.txt")
-	n := 0
-	for rd.Scan() {
-		r, ok := rd.Result().(*benchfmt.Result)
-		if !ok {
-			continue
-		}
-		n++
+	res := testutil.ResultsString(t, string(b))
+	for _, r := range res {
 		for _, unit := range []string{"sec/op", "p50-sec/op", "p90-sec/op", "p99-sec/op", "gap-sec/op", "cpu/wall", "vcsw/op", "peak-RSS-B"} {
 			_, has := r.Value(unit)
 			assert.True(t, has, "%s lacks %s", r.Name.Full(), unit)
 		}
 	}
-	require.NoError(t, rd.Err())
-	assert.Equal(t, 6, n)
+	assert.Len(t, res, 6)
 
 	st := exec.Command("go", "tool", "benchstat", "-col", "/gap", out)
 	sb, err := st.CombinedOutput()

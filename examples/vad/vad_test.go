@@ -11,20 +11,10 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"golang.org/x/perf/benchfmt"
 
 	"github.com/gapbench/gapbench/decodegap/ort"
+	"github.com/gapbench/gapbench/internal/testutil"
 )
-
-// runBench runs this package's test binary again as a child process with
-// -test.run=^$ and args, as `go test -run '^$' -bench ...` would, and
-// returns its combined output.
-func runBench(t *testing.T, args ...string) (string, error) {
-	t.Helper()
-	cmd := exec.Command(os.Args[0], append([]string{"-test.run=^$"}, args...)...)
-	out, err := cmd.CombinedOutput()
-	return string(out), err
-}
 
 // armNames returns the arm names BenchmarkVAD reports: Settings, then null.
 func armNames() []string {
@@ -48,31 +38,17 @@ func TestBenchScriptRunsTheComparisonAndPrintsTheVerdicts(t *testing.T) {
 
 	// The file is go test -bench output: parse it as benchstat does. Every
 	// arm at every gap, once per round, and each census run once.
-	f, err := os.Open(file)
-	require.NoError(t, err)
-	defer f.Close()
-	rd := benchfmt.NewReader(f, file)
 	counts := map[string]int{}
 	units := map[string]map[string]bool{}
-	procs := regexp.MustCompile(`-\d+$`)
-	for rd.Scan() {
-		r, ok := rd.Result().(*benchfmt.Result)
-		if !ok {
-			continue
-		}
-		name := procs.ReplaceAllString(string(r.Name.Full()), "")
+	for _, r := range testutil.ResultsFile(t, file) {
+		name := testutil.Name(r)
 		counts[name]++
 		assert.Equal(t, 64, r.Iters, name)
 		units[name] = map[string]bool{}
-		for _, v := range r.Values {
-			unit := v.OrigUnit // "" when benchfmt left the unit as it was
-			if unit == "" {
-				unit = v.Unit
-			}
-			units[name][unit] = true
+		for _, u := range testutil.Units(r) {
+			units[name][u] = true
 		}
 	}
-	require.NoError(t, rd.Err())
 	want := map[string]int{"VADCensus/spin=on": 1, "VADCensus/spin=off": 1}
 	for _, g := range gapNames {
 		for _, a := range armNames() {
@@ -152,7 +128,7 @@ func assertArmTable(t *testing.T, table string, units []string) {
 }
 
 func TestBenchmarkVADRealtimeNeedsItsFlag(t *testing.T) {
-	out, err := runBench(t, "-test.bench=^BenchmarkVADRealtime$", "-test.benchtime=64x", "-test.v")
+	out, err := testutil.Bench(t, nil, "^BenchmarkVADRealtime$", "-test.benchtime=64x", "-test.v")
 	require.NoError(t, err, out)
 	assert.Contains(t, out, "BenchmarkVADRealtime paces steps 32ms apart, so each arm's block of -benchtime=Nx takes N × 32ms per round: pass -realtime to run it")
 	assert.NotContains(t, out, "arm=")
