@@ -3,6 +3,7 @@ package decodegap
 import (
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"regexp"
@@ -16,6 +17,7 @@ import (
 	"golang.org/x/perf/benchfmt"
 
 	"github.com/gapbench/gapbench/decodegap/internal/gap"
+	"github.com/gapbench/gapbench/nullband"
 )
 
 // spinFor returns a step that spins for d.
@@ -44,6 +46,19 @@ func compareChild(b *testing.B) {
 	Compare(b, CompareConfig{Window: 8, Seed: 3, Parity: func() error { fmt.Fprintln(os.Stderr, "parity checked"); return nil }},
 		Arm{Name: "fast", Open: open(5 * time.Microsecond)},
 		Arm{Name: "slow", Open: open(10 * time.Microsecond)})
+}
+
+// compareSeqChild is the "compare-seq" mode: the verdicts are taken as
+// decided after round 7 (judgeRounds replaced), so Compare stops there.
+func compareSeqChild(b *testing.B) {
+	judge := judgeRounds
+	judgeRounds = func(c *comparison, pi, rounds int) bool {
+		judge(c, pi, rounds)
+		return rounds >= 7
+	}
+	Compare(b, CompareConfig{Window: 8},
+		Arm{Name: "fast", Open: Func(spinFor(5 * time.Microsecond))},
+		Arm{Name: "slow", Open: Func(spinFor(20 * time.Microsecond))})
 }
 
 // compareFailChild is the "compare-fail" mode: arm "b"'s third open fails,
@@ -190,6 +205,25 @@ func TestCompareFailureKeepsCompletedRounds(t *testing.T) {
 	assert.NotContains(t, string(b), "SIGSEGV")
 }
 
+// TestCompareStopsWhenDecided: in sequential mode Compare stops once every
+// verdict is decided, and testing prints one line per arm per round run,
+// none for rounds not run.
+func TestCompareStopsWhenDecided(t *testing.T) {
+	out, err := runChildArgs(t, "compare-seq", "-test.benchtime=64x", "-test.count=20", "-test.cpu=1")
+	require.NoError(t, err, out)
+	m := regexp.MustCompile(`every verdict decided after (\d+) of 20 rounds \(-count is the most\): stopping`).FindStringSubmatch(out)
+	require.NotNil(t, m, out)
+	rounds, _ := strconv.Atoi(m[1])
+	require.Equal(t, 7, rounds)
+	lines := map[string]int{}
+	for _, r := range benchResults(t, out) {
+		arm, _ := armOf(r)
+		lines[arm]++
+	}
+	assert.Equal(t, map[string]int{"fast": rounds, "slow": rounds, "null": rounds}, lines)
+	assert.Contains(t, out, fmt.Sprintf("round %d of %d at GOMAXPROCS 1", rounds, rounds))
+}
+
 func TestCheckArms(t *testing.T) {
 	open := Func(func() error { return nil })
 	cases := []struct {
@@ -214,4 +248,44 @@ func TestCheckArms(t *testing.T) {
 	}
 	assert.NoError(t, checkArms([]Arm{{Name: "null", Open: open}}, true))
 	assert.NoError(t, checkArms([]Arm{{Name: "v2-fast", Open: open}, {Name: "µs_8", Open: open}}, false))
+}
+
+// synthetic returns a comparison of arms base, cand and null over rounds
+// rounds: cand's step takes twice base's, the null arm is base again, and
+// every arm uses half a core.
+func synthetic(rounds int) *comparison {
+	rng := rand.New(rand.NewPCG(7, 8))
+	c := &comparison{cfg: &CompareConfig{}, arms: []Arm{{Name: "base"}, {Name: "cand"}, {Name: NullArm}},
+		plan: plan{procs: []int{1}, count: 20}, res: [][][]*result{make([][]*result, 3)}, verdicts: make([][]armVerdict, 1)}
+	for a, level := range []float64{1000, 2000, 1000} {
+		for range rounds {
+			v := level * (1 + 0.01*rng.NormFloat64())
+			c.res[0][a] = append(c.res[0][a], &result{lat: latency{mean: v, p50: v},
+				proc: counterSpan{ok: true, from: 0, to: 100, wallNs: 1e9, cpuNs: 5e8 + rng.Int64N(1e6)}})
+		}
+	}
+	return c
+}
+
+func TestJudgeDecidesAndQuarantinesContendedRounds(t *testing.T) {
+	c := synthetic(10)
+	assert.False(t, c.judge(0, 3), "three rounds give no interval")
+	require.True(t, c.judge(0, 10))
+	v := c.verdicts[0][0].verdicts
+	require.Len(t, v, 3)
+	assert.Equal(t, nullband.Slower, v[0].Outcome, "ns/op")
+	assert.InDelta(t, 2, v[0].Ratio, 0.05)
+	assert.Equal(t, nullband.Slower, v[1].Outcome, "p50-ns/op")
+	assert.Equal(t, nullband.Equivalent, v[2].Outcome, "cpu/wall")
+	assert.Equal(t, 20, c.plan.count)
+
+	// Every base block contended: every round is quarantined, so nothing
+	// is decided.
+	for _, r := range c.res[0][0] {
+		r.host.ok, r.host.verdict.Contended = true, true
+	}
+	assert.False(t, c.judge(0, 10))
+	v = c.verdicts[0][0].verdicts
+	assert.Equal(t, 10, v[0].Quarantined)
+	assert.True(t, v[0].Has(nullband.TooManyQuarantined))
 }

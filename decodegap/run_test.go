@@ -44,6 +44,8 @@ func BenchmarkChild(b *testing.B) {
 		})
 	case "compare":
 		compareChild(b)
+	case "compare-seq":
+		compareSeqChild(b)
 	case "compare-fail":
 		compareFailChild(b)
 	case "confined":

@@ -27,32 +27,42 @@ type armVerdict struct {
 }
 
 // judge judges every arm against the first over the first rounds rounds at
-// setting pi, and reports whether every verdict is decided.
+// setting pi, in sequential mode (Options.MaxRounds = -count), with each
+// round's contention screen, and reports whether every verdict is decided.
 func (c *comparison) judge(pi, rounds int) bool {
-	if c.cfg.NoNullArm {
+	if c.cfg.NoNullArm || len(c.arms) < 3 {
 		return false
 	}
 	res := c.res[pi]
 	base, null := res[0], res[len(c.arms)-1]
 	opt := c.cfg.Verdict
+	if opt.MaxRounds == 0 {
+		opt.MaxRounds = c.plan.count
+	}
+	decided := true
 	var vs []armVerdict
 	for a := 1; a < len(c.arms)-1; a++ {
 		av := armVerdict{arm: a}
 		for _, m := range judgedUnits {
-			var s nullband.Samples
+			s := nullband.Samples{Contended: make([]bool, rounds)}
 			for r := range rounds {
 				s.Base = append(s.Base, m.of(base[r]))
 				s.Candidate = append(s.Candidate, m.of(res[a][r]))
 				s.Null = append(s.Null, m.of(null[r]))
+				s.Contended[r] = contended(base[r]) || contended(res[a][r]) || contended(null[r])
 			}
 			v, err := nullband.Judge(s, opt)
 			av.verdicts, av.errs = append(av.verdicts, v), append(av.errs, err)
+			decided = decided && err == nil && v.Outcome != nullband.Undecided
 		}
 		vs = append(vs, av)
 	}
 	c.verdicts[pi] = vs
-	return false
+	return decided
 }
+
+// contended reports whether the contention screen marked a block.
+func contended(r *result) bool { return r.host.ok && r.host.verdict.Contended }
 
 // compareSummary is the head of the last arm's last log: the order used
 // and the verdicts.
