@@ -150,7 +150,8 @@ func Wrong(c Counts, effect float64) float64 {
 type Savings struct {
 	// Seq is the sequential run's counts (MaxRounds = its case's Rounds).
 	Seq Counts
-	// Grid is the fixed round counts tried and Fixed their counts.
+	// Grid is the fixed round counts tried, up to the first that matched,
+	// and Fixed their counts.
 	Grid  []int
 	Fixed []Counts
 	// FixedN is the fixed number of rounds needed for the sequential run's
@@ -162,12 +163,12 @@ type Savings struct {
 }
 
 // CompareSequential runs c sequentially with m (c.Rounds as MaxRounds) and
-// fixed with m.Fixed at every N in grid (increasing), and finds the fixed N
-// that matches the sequential run's rate of the right call. At N where the
-// fixed runs' wrong-call rate is above the sequential run's by more than the
-// binomial margin, the error rates are not equal, and that N does not count.
+// fixed with m.Fixed at each N of grid (increasing) until one matches the
+// sequential run's rate of the right call. An N whose wrong-call rate is
+// above the sequential run's by more than the binomial margin does not
+// match: the error rates must be equal.
 func CompareSequential(c Case, m Method, grid []int) Savings {
-	s := Savings{Seq: Sequential(c, m), Grid: grid, FixedN: math.Inf(1)}
+	s := Savings{Seq: Sequential(c, m), FixedN: math.Inf(1)}
 	goal := s.Seq.Rate(Target(c.Effect))
 	wrongSeq := Wrong(s.Seq, c.Effect)
 	prevN, prevRate := 0.0, 0.0
@@ -175,16 +176,15 @@ func CompareSequential(c Case, m Method, grid []int) Savings {
 		fc := c
 		fc.Rounds = n
 		counts := Fixed(fc, m)
+		s.Grid = append(s.Grid, n)
 		s.Fixed = append(s.Fixed, counts)
 		rate := counts.Rate(Target(c.Effect))
-		if !math.IsInf(s.FixedN, 1) {
-			continue
-		}
 		if rate >= goal && Wrong(counts, c.Effect) <= wrongSeq+Margin(math.Max(wrongSeq, 0.05), c.Trials) {
 			s.FixedN = float64(n)
-			if prevN > 0 && rate > prevRate {
+			if prevN > 0 && rate > prevRate && goal > prevRate {
 				s.FixedN = prevN + (float64(n)-prevN)*(goal-prevRate)/(rate-prevRate)
 			}
+			break
 		}
 		prevN, prevRate = float64(n), rate
 	}
