@@ -89,4 +89,4 @@ func finiteSummary(s benchmath.Summary) bool {
 }
 
 // Methods returns the suite's methods in report order.
-func Methods() []Method { return []Method{OldBand(), UTest()} }
+func Methods() []Method { return []Method{Verdict(), OldBand(), UTest(), PairedT()} }

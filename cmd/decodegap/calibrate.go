@@ -1,0 +1,359 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"golang.org/x/perf/benchfmt"
+
+	"github.com/gapbench/gapbench/hostmon"
+	"github.com/gapbench/gapbench/interleave"
+	"github.com/gapbench/gapbench/nullband"
+)
+
+func init() {
+	commands["calibrate"] = command{
+		summary: "run a benchmark as A/A and print the smallest effect a comparison could show here, now",
+		run:     runCalibrate,
+	}
+}
+
+const calibrateUsage = `usage: decodegap calibrate [flags] TARGET
+
+Runs one benchmark as an A/A comparison: three processes of the same TARGET
+per round (a, a second instance a2, and the null arm), interleaved in a fresh
+order each round as 'decodegap interleave' runs them, for -rounds rounds.
+Then prints, per benchmark and metric, the minimal detectable effect (MDE)
+on this host now: the smallest B/A change that a comparison of that many
+rounds would call faster or slower in 80% of runs, at the noise a2/a showed
+(nullband.MDEAt). Run it before a comparison to know what it can show.
+
+TARGET is a test binary or a package directory (built with 'go test -c');
+arguments after it inside the same shell word go to every run:
+  decodegap calibrate -benchtime 2000x './examples/trials -work=100'
+
+Exit status: 0 when every round ran, 1 when a run failed, 2 for bad usage,
+130 when interrupted.
+
+flags:
+`
+
+// calibrateRounds are the round counts the MDE is printed for.
+var calibrateRounds = []int{10, 20, 40}
+
+func runCalibrate(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("calibrate", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprint(stderr, calibrateUsage); fs.PrintDefaults() }
+	rounds := fs.Int("rounds", 20, "number of A/A `rounds` to run (≥ 6 give an MDE; the MDE at other round counts scales from these)")
+	seed := fs.Uint64("seed", 0, "`seed` of the per-round order; 0 draws one")
+	out := fs.String("o", "", "also keep the runs' output (Go benchmark format) in `file`, which must not exist")
+	bench := fs.String("bench", ".", "benchmark `regexp`, passed as -test.bench")
+	benchtime := fs.String("benchtime", "", "passed as -test.benchtime when set (e.g. 2000x)")
+	units := fs.String("unit", "p50-sec/op,sec/op,cpu/wall", "comma-separated `units` to calibrate, those present")
+	lock := fs.Bool("lock", true, "hold the host lock while running (see 'decodegap lock')")
+	lockPath := fs.String("lock-path", hostmon.DefaultLockPath(), "host lock `file`")
+	screen := fs.Bool("screen", true, "screen the host over each run (the screen: line of -o)")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	usageErr := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "decodegap calibrate: "+format+"\n", a...)
+		fmt.Fprintln(stderr, "run 'decodegap calibrate -h' for usage")
+		return 2
+	}
+	if fs.NArg() != 1 {
+		return usageErr("give one TARGET (a test binary or a package directory), e.g. ./examples/trials")
+	}
+	if *rounds < 1 {
+		return usageErr("-rounds %d: need at least 1 (6 or more for an MDE)", *rounds)
+	}
+	fields := strings.Fields(fs.Arg(0))
+	if len(fields) == 0 {
+		return usageErr("TARGET is empty")
+	}
+	if *seed == 0 {
+		*seed = rand.Uint64()
+	}
+	ctx, stop := interruptible(0)
+	defer stop()
+
+	program, dir, cleanup, err := calibrateProgram(ctx, fields[0], stderr)
+	if err != nil {
+		if ctx.Err() != nil {
+			fmt.Fprintf(stderr, "decodegap calibrate: interrupted while building; nothing was run\n")
+			return 130
+		}
+		fmt.Fprintf(stderr, "decodegap calibrate: %v\n", err)
+		return 1
+	}
+	defer cleanup()
+	cmdArgs := []string{program, "-test.run=^$", "-test.bench=" + *bench, "-test.count=1"}
+	if *benchtime != "" {
+		cmdArgs = append(cmdArgs, "-test.benchtime="+*benchtime)
+	}
+	cmdArgs = append(cmdArgs, fields[1:]...)
+	arms := []interleave.Arm{{Name: "a", Args: cmdArgs, Dir: dir}, {Name: "a2", Args: cmdArgs, Dir: dir}, {Name: "null", Args: cmdArgs, Dir: dir}}
+	plan, err := interleave.NewPlan(arms, *rounds, *seed)
+	if err != nil {
+		return usageErr("%v", err)
+	}
+
+	var buf bytes.Buffer
+	var sink io.Writer = &buf
+	if *out != "" {
+		file, err := os.OpenFile(*out, os.O_WRONLY|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o644)
+		if err != nil {
+			return usageErr("-o %s: %v", *out, err)
+		}
+		defer file.Close()
+		sink = io.MultiWriter(&buf, file)
+	}
+	if *lock {
+		l, err := hostmon.Lock(ctx, *lockPath, stderr)
+		if err != nil {
+			if ctx.Err() != nil {
+				fmt.Fprintf(stderr, "decodegap calibrate: interrupted while waiting for the host lock %s; nothing was run\n", *lockPath)
+				return 130
+			}
+			fmt.Fprintf(stderr, "decodegap calibrate: taking the host lock %s: %v (or run with -lock=false)\n", *lockPath, err)
+			return 1
+		}
+		defer l.Unlock()
+	}
+	fmt.Fprintf(stderr, "decodegap calibrate: %d runs (a, a2 and null × %d rounds, seed %d) of %s\n", plan.Runs(), *rounds, *seed, strings.Join(cmdArgs, " "))
+	runner := &interleave.Runner{Plan: plan, Out: sink, Progress: stderr}
+	if *screen {
+		if sc, why := newScreener(); sc != nil {
+			runner.Screener = sc
+		} else {
+			runner.NoScreen = why
+		}
+	} else {
+		runner.NoScreen = "screening turned off (-screen=false)"
+	}
+	runs, runErr := runner.Run(ctx)
+	status := 0
+	if runErr != nil {
+		if ctx.Err() == nil {
+			fmt.Fprintf(stderr, "decodegap calibrate: %v\n", runErr)
+			return 1
+		}
+		fmt.Fprintf(stderr, "decodegap calibrate: %v; judging the %d finished runs\n", runErr, len(runs))
+		status = 130
+	}
+	var unitList []string
+	for _, u := range strings.Split(*units, ",") {
+		if u = strings.TrimSpace(u); u != "" {
+			unitList = append(unitList, u)
+		}
+	}
+	rows, err := calibrateRows(buf.Bytes(), unitList)
+	if err != nil {
+		fmt.Fprintf(stderr, "decodegap calibrate: %v\n", err)
+		return 1
+	}
+	writeCalibration(stdout, rows, loadAverage())
+	return status
+}
+
+// calibration is one benchmark and metric's A/A figures.
+type calibration struct {
+	benchmark, unit string
+	// used and quarantined are the rounds the noise was measured on and
+	// those left out (contended, extreme, missing).
+	used, quarantined int
+	// mde holds the MDE (a fraction; +Inf when unknown) at each of
+	// calibrateRounds.
+	mde []float64
+	// verdict is a2 against a (A/A: equivalent or undecided, unless the
+	// host moved).
+	verdict nullband.Verdict
+}
+
+// calibrateRows judges the A/A output: a2 against a, with the null arm,
+// and the MDE at each of calibrateRounds.
+func calibrateRows(data []byte, units []string) ([]calibration, error) {
+	rd := benchfmt.NewReader(bytes.NewReader(data), "calibrate")
+	var results []*benchfmt.Result
+	for rd.Scan() {
+		if r, ok := rd.Result().(*benchfmt.Result); ok {
+			results = append(results, r.Clone())
+		}
+	}
+	if err := rd.Err(); err != nil {
+		return nil, err
+	}
+	sets, err := interleave.Collect(results, "a", "null", units)
+	if err != nil {
+		return nil, err
+	}
+	if len(sets) == 0 {
+		return nil, fmt.Errorf("the runs printed no %s values: choose -unit from the units the benchmark reports", strings.Join(units, ", "))
+	}
+	// Rows by benchmark (in order of appearance), then in the order of
+	// units.
+	var benches []string
+	for _, s := range sets {
+		if !slices.Contains(benches, s.Benchmark) {
+			benches = append(benches, s.Benchmark)
+		}
+	}
+	slices.SortStableFunc(sets, func(x, y interleave.Set) int {
+		if c := slices.Index(benches, x.Benchmark) - slices.Index(benches, y.Benchmark); c != 0 {
+			return c
+		}
+		return slices.Index(units, x.Unit) - slices.Index(units, y.Unit)
+	})
+	var rows []calibration
+	for _, s := range sets {
+		// The samples as a comparison's verdict would see them: rounds
+		// are quarantined as interleave.Collect marks them.
+		smp := s.Samples
+		v, err := nullband.Judge(smp, nullband.Options{})
+		if err != nil {
+			return nil, err
+		}
+		row := calibration{benchmark: s.Benchmark, unit: s.Unit, used: v.Used, quarantined: v.Quarantined, verdict: v}
+		for _, n := range calibrateRounds {
+			row.mde = append(row.mde, nullband.MDEAt(smp, n, nullband.Options{}))
+		}
+		rows = append(rows, row)
+	}
+	return rows, nil
+}
+
+// metricName is the short name of a tidied unit in the summary line.
+func metricName(unit string) string {
+	switch unit {
+	case "sec/op":
+		return "mean"
+	case "p50-sec/op":
+		return "p50"
+	}
+	return strings.TrimSuffix(unit, "/op")
+}
+
+// mdePct formats an MDE fraction as a percentage.
+func mdePct(x float64) string {
+	switch {
+	case math.IsInf(x, 1) || math.IsNaN(x):
+		return "unknown"
+	case x < 0.1:
+		return fmt.Sprintf("%.1f%%", 100*x)
+	}
+	return fmt.Sprintf("%.0f%%", 100*x)
+}
+
+// writeCalibration prints the table and one summary line per benchmark.
+func writeCalibration(w io.Writer, rows []calibration, load string) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprint(tw, "benchmark\tmetric\trounds used\tquarantined")
+	for _, n := range calibrateRounds {
+		fmt.Fprintf(tw, "\tMDE at %d", n)
+	}
+	fmt.Fprint(tw, "\ta2/a verdict\n")
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d", r.benchmark, r.unit, r.used, r.quarantined)
+		for _, m := range r.mde {
+			fmt.Fprintf(tw, "\t%s", mdePct(m))
+		}
+		fmt.Fprintf(tw, "\t%s\n", r.verdict.Outcome)
+	}
+	tw.Flush()
+	var bench string
+	var parts []string
+	flush := func() {
+		if len(parts) > 0 {
+			fmt.Fprintf(w, "%s: %s\n", bench, strings.Join(parts, "; "))
+		}
+		parts = nil
+	}
+	for _, r := range rows {
+		if r.benchmark != bench {
+			flush()
+			bench = r.benchmark
+		}
+		var at []string
+		for i, m := range r.mde {
+			s := mdePct(m) + " at " + strconv.Itoa(calibrateRounds[i])
+			if i == 0 {
+				s += " rounds"
+			}
+			at = append(at, s)
+		}
+		parts = append(parts, metricName(r.unit)+": "+strings.Join(at, ", "))
+	}
+	flush()
+	fmt.Fprintf(w, "MDE: the smallest change a comparison of that many rounds calls faster or slower in 80%% of runs at the noise of these rounds (a2 against a; rounds quarantined as a comparison would, left out)")
+	if load != "" {
+		fmt.Fprintf(w, "; load average at the end: %s", load)
+	}
+	fmt.Fprintln(w)
+}
+
+// loadAverage returns /proc/loadavg's three figures, or "".
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return ""
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return ""
+	}
+	return strings.Join(f[:3], " ")
+}
+
+// calibrateProgram returns the program to run for target: the binary
+// itself, or a package directory built with go test -c into a temporary
+// directory that cleanup removes.
+func calibrateProgram(ctx context.Context, target string, stderr io.Writer) (program, dir string, cleanup func(), err error) {
+	cleanup = func() {}
+	st, err := os.Stat(target)
+	if err != nil {
+		return "", "", cleanup, fmt.Errorf("TARGET %v: give a test binary or a package directory", err)
+	}
+	abs, err := filepath.Abs(target)
+	if err != nil {
+		return "", "", cleanup, err
+	}
+	if !st.IsDir() {
+		if st.Mode()&0o111 == 0 {
+			return "", "", cleanup, fmt.Errorf("%s is not executable: build it with go test -c, or give the package directory", target)
+		}
+		return abs, "", cleanup, nil
+	}
+	tmp, err := os.MkdirTemp("", "decodegap-calibrate-")
+	if err != nil {
+		return "", "", cleanup, err
+	}
+	cleanup = func() { os.RemoveAll(tmp) }
+	bin := filepath.Join(tmp, "calibrate.test")
+	fmt.Fprintf(stderr, "building: go test -c -o %s %s\n", bin, target)
+	cmd := exec.CommandContext(ctx, "go", "test", "-c", "-o", bin, ".")
+	cmd.Dir = abs
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return "", "", cleanup, fmt.Errorf("go test -c in %s failed (%v):\n%s", target, err, b)
+	}
+	if _, err := os.Stat(bin); err != nil {
+		return "", "", cleanup, fmt.Errorf("%s has no test files, so go test -c built nothing: give a package with a Benchmark in a _test.go file", target)
+	}
+	return bin, abs, cleanup, nil
+}
