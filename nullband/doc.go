@@ -54,5 +54,4 @@
 // References: Hollander, Wolfe & Chicken, Nonparametric Statistical Methods
 // (3rd ed.), §3.1–3.2; Schuirmann (1987), TOST; Lan & DeMets (1983),
 // Biometrika 70:659; Jennison & Turnbull, Group Sequential Methods (2000).
-//
 package nullband

@@ -271,6 +271,10 @@ type Verdict struct {
 	NeedRounds int
 	// Used and Quarantined count the rounds of Rounds.
 	Used, Quarantined int
+	// SpreadLimit is the Round.Spread beyond which a round is Extreme
+	// (Options.Extreme × the median spread); NaN when the rule did not
+	// apply (fewer than 5 complete rounds, or a median spread of 0).
+	SpreadLimit float64
 	// Rounds lists the rounds judged, in input order: all of them, or in
 	// sequential mode those up to the reported look.
 	Rounds []Round
@@ -377,10 +381,11 @@ func (s Samples) check() error {
 
 // look is the state of the test after the first m rounds.
 type look struct {
-	m      int
-	rounds []Round
-	idx    []int     // indices of used rounds
-	d, nl  []float64 // their ln(B/A) and ln(A'/A)
+	m           int
+	rounds      []Round
+	spreadLimit float64
+	idx         []int     // indices of used rounds
+	d, nl       []float64 // their ln(B/A) and ln(A'/A)
 	// complete counts rounds with every value finite and positive;
 	// quarantined those of them quarantined (Contended or Extreme).
 	complete, quarantined int
@@ -392,7 +397,8 @@ type look struct {
 
 // newLook screens the first m rounds and collects the used rounds' logs.
 func newLook(s Samples, m int, opt Options) *look {
-	lk := &look{m: m, rounds: screen(s, m, opt.Extreme)}
+	lk := &look{m: m}
+	lk.rounds, lk.spreadLimit = screen(s, m, opt.Extreme)
 	for i, r := range lk.rounds {
 		if r.Cause != Missing && r.Cause != NonPositive {
 			lk.complete++
@@ -436,7 +442,7 @@ func (lk *look) verdict(s Samples, opt Options, looks int) Verdict {
 	v := Verdict{
 		Outcome: lk.outcome, Confidence: opt.Confidence, Delta: opt.Delta,
 		NullConfidence: 1 - alpha/5, Rounds: lk.rounds, Given: len(s.Base), Looks: looks,
-		Used: len(lk.d), Quarantined: len(lk.rounds) - len(lk.d),
+		Used: len(lk.d), Quarantined: len(lk.rounds) - len(lk.d), SpreadLimit: lk.spreadLimit,
 		NeedRounds: minRoundsFor(alpha / 2),
 	}
 	est := hl(lk.w)
@@ -548,8 +554,8 @@ func roundsToDecide(est, sigma, alpha, L float64, used, need, total int) int {
 // screen returns the first m rounds of s with their ratios, spreads and
 // quarantine. The rule is symmetric in the arms: swapping A and B (or A and
 // A') in any round changes no round's quarantine.
-func screen(s Samples, m int, extreme float64) []Round {
-	rounds := make([]Round, m)
+func screen(s Samples, m int, extreme float64) (rounds []Round, limit float64) {
+	rounds, limit = make([]Round, m), math.NaN()
 	var spreads []float64
 	for i := range m {
 		r := Round{Label: i + 1, A: s.Base[i], B: s.Candidate[i], Null: math.NaN(), Spread: math.NaN()}
@@ -585,14 +591,15 @@ func screen(s Samples, m int, extreme float64) []Round {
 	if len(spreads) >= 5 && !math.IsInf(extreme, 1) {
 		sort.Float64s(spreads)
 		if med := median(spreads); med > 0 {
+			limit = extreme * med
 			for i := range rounds {
-				if r := &rounds[i]; !r.Quarantined && r.Spread > extreme*med {
+				if r := &rounds[i]; !r.Quarantined && r.Spread > limit {
 					r.Quarantined, r.Cause = true, Extreme
 				}
 			}
 		}
 	}
-	return rounds
+	return rounds, limit
 }
 
 // MDEAt returns the minimal detectable effect (a fraction, as Verdict.MDE)

@@ -1,0 +1,382 @@
+// Package verdicttext writes nullband verdicts for a person: one compact
+// table (benchmark × arm × metric → outcome, B/A with its interval, δ or
+// MDE, rounds, and benchstat's delta beside it), each distinct reason once
+// under it in words, and the quarantined rounds with their values. It is
+// the one place where a verdict's words are written; decodegap's log and
+// the decodegap command both call Write.
+package verdicttext
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	"golang.org/x/perf/benchunit"
+
+	"github.com/gapbench/gapbench/nullband"
+)
+
+// Row is one verdict: candidate Arm against the base on Metric in Bench.
+type Row struct {
+	// label names the row under the table (set by Write).
+	label string
+	// Bench names the benchmark (or gap setting) in the first column.
+	Bench string
+	// Arm is the candidate arm's name.
+	Arm string
+	// Metric is the judged unit as the results name it ("p50-sec/op");
+	// it also scales A, A' and B in the quarantine list (benchunit).
+	Metric string
+	// Verdict is nullband.Judge's result; ignored when Err is set.
+	Verdict nullband.Verdict
+	// Err, when set, is why there is no verdict; it is written under the
+	// table.
+	Err error
+}
+
+// Names are the caller's names for what a person can change or look at:
+// flags of a command ("-rounds") or fields of a config
+// ("CompareConfig.Verdict.Delta"). An empty name leaves its advice out.
+type Names struct {
+	// Base and Null name the base arm (A) and the null arm (A').
+	Base, Null string
+	// Rounds names the setting for the number of rounds ("-count").
+	Rounds string
+	// MaxRounds names the cap of sequential mode ("-max-rounds").
+	MaxRounds string
+	// Delta names the equivalence margin's setting.
+	Delta string
+	// MaxQuarantined names the quarantine cap's setting.
+	MaxQuarantined string
+}
+
+// MaxListed is the most quarantined rounds listed per row.
+const MaxListed = 8
+
+// Width is the width at which the lines under the table wrap.
+const Width = 100
+
+// Write writes the table of rows, then each distinct reason once with the
+// rows it concerns, then the quarantined rounds of every row.
+func Write(w io.Writer, rows []Row, n Names) error {
+	rows = withLabels(rows)
+	if n.Base == "" {
+		n.Base = "A"
+	}
+	if n.Null == "" {
+		n.Null = "A'"
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	conf := 0.0
+	for _, r := range rows {
+		if r.Err == nil {
+			conf = r.Verdict.Confidence
+			break
+		}
+	}
+	fmt.Fprintf(tw, "benchmark\tarm\tmetric\tverdict\tB/A\t%s CI\tδ / MDE\trounds\tbenchstat\n", pct0(conf))
+	for _, r := range rows {
+		if r.Err != nil {
+			fmt.Fprintf(tw, "%s\t%s\t%s\terror\t-\t-\t-\t-\t-\n", r.Bench, r.Arm, r.Metric)
+			continue
+		}
+		v := r.Verdict
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Bench, r.Arm, r.Metric, v.Outcome,
+			ratio(v.Ratio), interval(v.Lo, v.Hi), marginOrMDE(v), rounds(v), benchstat(v))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	var b strings.Builder
+	for _, line := range notes(rows, n) {
+		b.WriteString(wrap(line, Width))
+	}
+	for _, r := range rows {
+		if r.Err != nil {
+			continue
+		}
+		listed := 0
+		for _, q := range r.Verdict.Rounds {
+			if !q.Quarantined {
+				continue
+			}
+			if listed == MaxListed {
+				fmt.Fprintf(&b, "  … and %d more quarantined rounds of %s\n", r.Verdict.Quarantined-listed, label(r))
+				break
+			}
+			if listed == 0 {
+				fmt.Fprintf(&b, "quarantined rounds of %s (left out of the test):\n", label(r))
+			}
+			listed++
+			fmt.Fprintf(&b, "  round %d: %s %s, %s %s, %s %s: %s\n", q.Label, n.Base, value(q.A, r.Metric),
+				n.Null, value(q.Null, r.Metric), r.Arm, value(q.B, r.Metric), cause(q, r.Verdict))
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// notes returns the lines under the table: each distinct reason once, with
+// the rows it concerns, then each error.
+func notes(rows []Row, n Names) []string {
+	by := map[nullband.Reason][]Row{}
+	var errs []string
+	for _, r := range rows {
+		if r.Err != nil {
+			errs = append(errs, fmt.Sprintf("%s: no verdict: %v", label(r), r.Err))
+			continue
+		}
+		for _, x := range r.Verdict.Reasons {
+			by[x] = append(by[x], r)
+		}
+	}
+	reasons := make([]nullband.Reason, 0, len(by))
+	for x := range by {
+		reasons = append(reasons, x)
+	}
+	sort.Slice(reasons, func(i, j int) bool { return reasons[i] < reasons[j] })
+	var lines []string
+	for _, x := range reasons {
+		lines = append(lines, reasonText(x, by[x], n))
+	}
+	return append(lines, errs...)
+}
+
+// reasonText writes one reason, with the rows it concerns and their numbers.
+func reasonText(x nullband.Reason, rows []Row, n Names) string {
+	v := rows[0].Verdict
+	var list []string
+	switch x {
+	case nullband.TooFewRounds:
+		for _, r := range rows {
+			list = append(list, fmt.Sprintf("%s: %d used", label(r), r.Verdict.Used))
+		}
+		s := fmt.Sprintf("too few rounds (%s): a %s interval needs at least %d used rounds",
+			strings.Join(list, "; "), pct0(v.Confidence), v.NeedRounds)
+		if n.Rounds != "" {
+			s += fmt.Sprintf("; raise %s", n.Rounds)
+		}
+		return s + "."
+	case nullband.Straddles:
+		for _, r := range rows {
+			e := fmt.Sprintf("%s: CI %s", label(r), interval(r.Verdict.Lo, r.Verdict.Hi))
+			if k := r.Verdict.RoundsToDecide; k > 0 {
+				e += fmt.Sprintf(", about %d rounds would decide", k)
+			}
+			list = append(list, e)
+		}
+		s := fmt.Sprintf("undecided: the %s interval holds 1 and reaches past ±%s, so it shows neither a change nor equivalence (%s)",
+			pct0(v.Confidence), pct(v.Delta), strings.Join(list, "; "))
+		if n.Rounds != "" {
+			s += fmt.Sprintf("; more rounds narrow it (%s)", n.Rounds)
+		}
+		if n.Delta != "" {
+			s += fmt.Sprintf(", a wider margin (%s) eases equivalence", n.Delta)
+		}
+		return s + "."
+	case nullband.NullShifted:
+		for _, r := range rows {
+			list = append(list, fmt.Sprintf("%s: %s/%s %s, %s CI %s, p=%.3f", label(r), n.Null, n.Base,
+				ratio(r.Verdict.NullRatio), pct0(r.Verdict.NullConfidence), interval(r.Verdict.NullLo, r.Verdict.NullHi), r.Verdict.NullP))
+		}
+		return fmt.Sprintf("withheld: %s, a second instance of %s, differs from %s itself (%s): the arms did not share the host's conditions, so B/A is not trusted; run again.",
+			n.Null, n.Base, n.Base, strings.Join(list, "; "))
+	case nullband.TooManyQuarantined:
+		for _, r := range rows {
+			list = append(list, fmt.Sprintf("%s: %d of %d", label(r), r.Verdict.Quarantined, len(r.Verdict.Rounds)))
+		}
+		s := fmt.Sprintf("undecided: too many rounds quarantined (%s), more than the cap", strings.Join(list, "; "))
+		if n.MaxQuarantined != "" {
+			s += " (" + n.MaxQuarantined + ")"
+		}
+		return s + ": the host was too unsettled; see the rounds listed below."
+	case nullband.WithinDelta:
+		for _, r := range rows {
+			list = append(list, fmt.Sprintf("%s %s", label(r), signed(r.Verdict.Ratio)))
+		}
+		return fmt.Sprintf("real but small: %s; the whole interval lies within ±%s, the equivalence margin.",
+			strings.Join(list, ", "), pct(v.Delta))
+	case nullband.Bimodal:
+		for _, r := range rows {
+			list = append(list, label(r))
+		}
+		return fmt.Sprintf("bimodal: an arm's values fall in separate levels (%s); the paired test holds, but medians fall between levels.",
+			strings.Join(list, ", "))
+	case nullband.NoNullArm:
+		for _, r := range rows {
+			list = append(list, label(r))
+		}
+		return fmt.Sprintf("no null arm (%s): whether the arms shared the host's conditions was not checked.", strings.Join(list, ", "))
+	case nullband.Continuing:
+		for _, r := range rows {
+			list = append(list, fmt.Sprintf("%s: %d rounds", label(r), len(r.Verdict.Rounds)))
+		}
+		s := fmt.Sprintf("stopped before deciding (%s)", strings.Join(list, "; "))
+		if n.MaxRounds != "" {
+			s += fmt.Sprintf(", below the cap %s", n.MaxRounds)
+		}
+		return s + "."
+	}
+	for _, r := range rows {
+		list = append(list, label(r))
+	}
+	return fmt.Sprintf("%v: %s.", x, strings.Join(list, ", "))
+}
+
+// cause writes why round q was quarantined, with its numbers.
+func cause(q nullband.Round, v nullband.Verdict) string {
+	switch q.Cause {
+	case nullband.Missing:
+		return "missing (a value is absent)"
+	case nullband.NonPositive:
+		return "non-positive (a value is ≤ 0)"
+	case nullband.Contended:
+		return "contended (the contention screen marked it)"
+	case nullband.Extreme:
+		return fmt.Sprintf("extreme (the arms spread %s, over the limit %s)", spread(q.Spread), spread(v.SpreadLimit))
+	}
+	return q.Cause.String()
+}
+
+func label(r Row) string { return r.label }
+
+// withLabels returns a copy of rows labelled "bench arm metric", leaving
+// the benchmark out when every row has the same one.
+func withLabels(rows []Row) []Row {
+	out := append([]Row(nil), rows...)
+	same := true
+	for _, r := range rows {
+		same = same && r.Bench == rows[0].Bench
+	}
+	for i := range out {
+		r := &out[i]
+		var parts []string
+		for j, p := range []string{r.Bench, r.Arm, r.Metric} {
+			if p != "" && !(j == 0 && same) {
+				parts = append(parts, p)
+			}
+		}
+		r.label = strings.Join(parts, " ")
+	}
+	return out
+}
+
+// wrap breaks s into lines of at most width characters at spaces, the
+// continuation lines indented by two spaces, each ending in a newline.
+func wrap(s string, width int) string {
+	var b strings.Builder
+	line := 0
+	for i, word := range strings.Fields(s) {
+		n := len([]rune(word))
+		switch {
+		case i == 0:
+		case line+1+n > width:
+			b.WriteString("\n  ")
+			line = 2
+		default:
+			b.WriteByte(' ')
+			line++
+		}
+		b.WriteString(word)
+		line += n
+	}
+	return b.String() + "\n"
+}
+
+// marginOrMDE is the δ of an equivalent verdict, the MDE of an undecided
+// one, and "-" otherwise.
+func marginOrMDE(v nullband.Verdict) string {
+	switch v.Outcome {
+	case nullband.Equivalent:
+		return "±" + pct(v.Delta)
+	case nullband.Undecided:
+		if math.IsInf(v.MDE, 0) || math.IsNaN(v.MDE) {
+			return "MDE ∞"
+		}
+		return "MDE " + pct(v.MDE)
+	}
+	return "-"
+}
+
+func rounds(v nullband.Verdict) string {
+	s := fmt.Sprint(v.Used)
+	if v.Quarantined > 0 {
+		s += fmt.Sprintf("+%dq", v.Quarantined)
+	}
+	return s
+}
+
+// benchstat writes benchstat's delta: the change of the medians with the
+// U-test's p, or "~" when p is above benchstat's α.
+func benchstat(v nullband.Verdict) string {
+	c := v.Comparison
+	if math.IsNaN(v.Base.Center) || math.IsNaN(v.Candidate.Center) || v.Base.Center == 0 {
+		return "-"
+	}
+	if c.P > c.Alpha {
+		return fmt.Sprintf("~ p=%.3f", c.P)
+	}
+	return fmt.Sprintf("%s p=%.3f", signed(v.Candidate.Center/v.Base.Center), c.P)
+}
+
+func ratio(x float64) string {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return "-"
+	}
+	return fmt.Sprintf("%.3f", x)
+}
+
+func interval(lo, hi float64) string {
+	switch {
+	case math.IsNaN(lo) || math.IsNaN(hi):
+		return "-"
+	case lo <= 0 || math.IsInf(hi, 1):
+		return "∞"
+	}
+	return fmt.Sprintf("%.3f–%.3f", lo, hi)
+}
+
+// pct writes a fraction as a percentage with one decimal ("2.0%").
+func pct(f float64) string { return fmt.Sprintf("%.1f%%", 100*f) }
+
+// pct0 writes a level as a whole percentage ("95%"), or a decimal when it
+// is not whole ("97.5%").
+func pct0(f float64) string {
+	p := 100 * f
+	if math.Abs(p-math.Round(p)) < 1e-9 {
+		return fmt.Sprintf("%.0f%%", p)
+	}
+	return fmt.Sprintf("%.1f%%", p)
+}
+
+// signed writes a ratio as a signed change ("+4.9%").
+func signed(r float64) string { return fmt.Sprintf("%+.1f%%", 100*(r-1)) }
+
+// spread writes a spread of logarithms as the ratio max/min − 1.
+func spread(s float64) string {
+	if math.IsNaN(s) {
+		return "-"
+	}
+	return pct(math.Expm1(s))
+}
+
+// value scales x in unit as benchstat would.
+func value(x float64, unit string) string {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return "-"
+	}
+	f, u := benchunit.Tidy(1, unit)
+	return benchunit.Scale(x*f, benchunit.ClassOf(u)) + unitSuffix(u)
+}
+
+// unitSuffix is the unit's measure after scaling: "s" for sec/op-like
+// units, "" for the others.
+func unitSuffix(unit string) string {
+	if strings.Contains(unit, "sec/") {
+		return "s"
+	}
+	return ""
+}

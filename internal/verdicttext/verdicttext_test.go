@@ -1,0 +1,107 @@
+package verdicttext
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gapbench/gapbench/nullband"
+)
+
+func synth(seed uint64, n int, noise, effect float64) nullband.Samples {
+	r := rand.New(rand.NewPCG(seed, 42))
+	s := nullband.Samples{Base: make([]float64, n), Candidate: make([]float64, n), Null: make([]float64, n)}
+	for i := range n {
+		w := 35e-6 * (1 + 0.1*(2*r.Float64()-1))
+		s.Base[i] = w * math.Exp(noise*r.NormFloat64())
+		s.Null[i] = w * math.Exp(noise*r.NormFloat64())
+		s.Candidate[i] = w * effect * math.Exp(noise*r.NormFloat64())
+	}
+	return s
+}
+
+func judge(t *testing.T, s nullband.Samples) nullband.Verdict {
+	v, err := nullband.Judge(s, nullband.Options{})
+	require.NoError(t, err)
+	return v
+}
+
+var names = Names{Base: "old", Null: "null", Rounds: "-rounds", Delta: "-delta", MaxRounds: "-max-rounds", MaxQuarantined: "-max-quarantined"}
+
+func write(t *testing.T, rows []Row) string {
+	t.Helper()
+	var b bytes.Buffer
+	require.NoError(t, Write(&b, rows, names))
+	return b.String()
+}
+
+func TestTableRows(t *testing.T) {
+	slow := judge(t, synth(1, 10, 0.01, 1.05))
+	require.Equal(t, nullband.Slower, slow.Outcome)
+	same := judge(t, synth(3, 20, 0.004, 1.0))
+	require.Equal(t, nullband.Equivalent, same.Outcome)
+	out := write(t, []Row{
+		{Bench: "Step-2", Arm: "new", Metric: "p50-sec/op", Verdict: slow},
+		{Bench: "Step-2", Arm: "same", Metric: "sec/op", Verdict: same},
+		{Bench: "Step-2", Arm: "bad", Metric: "sec/op", Err: errors.New("nullband: Samples.Base is empty")},
+	})
+	lines := strings.Split(out, "\n")
+	assert.Regexp(t, `^benchmark +arm +metric +verdict +B/A +95% CI +δ / MDE +rounds +benchstat$`, lines[0])
+	assert.Regexp(t, fmt.Sprintf(`^Step-2 +new +p50-sec/op +slower +%.3f +%.3f–%.3f +- +10 +`, slow.Ratio, slow.Lo, slow.Hi), lines[1])
+	assert.Regexp(t, `^Step-2 +same +sec/op +equivalent +1\.000 +\S+ +±2\.0% +20 +~ p=0\.\d{3}$`, lines[2])
+	assert.Regexp(t, `^Step-2 +bad +sec/op +error +- +- +- +- +-$`, lines[3])
+	assert.Contains(t, out, "\nbad sec/op: no verdict: nullband: Samples.Base is empty\n")
+	assert.NotContains(t, out, "quarantined")
+}
+
+func TestReasonsOnceEach(t *testing.T) {
+	a := judge(t, synth(2, 10, 0.05, 1.01))
+	b := judge(t, synth(7, 10, 0.05, 1.0))
+	require.Equal(t, []nullband.Reason{nullband.Straddles}, a.Reasons)
+	require.Equal(t, []nullband.Reason{nullband.Straddles}, b.Reasons)
+	few := judge(t, synth(5, 4, 0.01, 1.0))
+	out := write(t, []Row{
+		{Bench: "X", Arm: "a", Metric: "sec/op", Verdict: a},
+		{Bench: "X", Arm: "b", Metric: "sec/op", Verdict: b},
+		{Bench: "X", Arm: "few", Metric: "sec/op", Verdict: few},
+	})
+	assert.Equal(t, 1, strings.Count(out, "undecided: the 95% interval holds 1"), out)
+	// The words of the key messages, with this run's numbers.
+	assert.Contains(t, out, "too few rounds (few sec/op: 4 used): a 95% interval needs at least 6 used rounds; raise -rounds.\n")
+	assert.Contains(t, strings.Join(strings.Fields(out), " "), fmt.Sprintf(
+		"undecided: the 95%% interval holds 1 and reaches past ±2.0%%, so it shows neither a change nor equivalence "+
+			"(a sec/op: CI %.3f–%.3f, about %d rounds would decide; b sec/op: CI %.3f–%.3f, about %d rounds would decide); "+
+			"more rounds narrow it (-rounds), a wider margin (-delta) eases equivalence.",
+		a.Lo, a.Hi, a.RoundsToDecide, b.Lo, b.Hi, b.RoundsToDecide))
+	for _, line := range strings.Split(out, "\n") {
+		assert.LessOrEqual(t, len([]rune(line)), Width, line)
+	}
+}
+
+func TestNullShiftedAndQuarantine(t *testing.T) {
+	s := synth(8, 12, 0.01, 1.05)
+	for i := range s.Null {
+		s.Null[i] *= 1.04 // A' runs 4% slower than A in every round
+	}
+	s.Candidate[5] *= 3 // one wild block
+	v := judge(t, s)
+	require.Equal(t, []nullband.Reason{nullband.NullShifted}, v.Reasons)
+	require.Equal(t, 1, v.Quarantined)
+	out := write(t, []Row{{Bench: "X", Arm: "new", Metric: "ns/op", Verdict: v}})
+	flat := strings.Join(strings.Fields(out), " ")
+	assert.Contains(t, flat, fmt.Sprintf("withheld: null, a second instance of old, differs from old itself "+
+		"(new ns/op: null/old %.3f, 99%% CI %.3f–%.3f, p=%.3f): the arms did not share the host's conditions, "+
+		"so B/A is not trusted; run again.", v.NullRatio, v.NullLo, v.NullHi, v.NullP))
+	r := v.Rounds[5]
+	assert.Contains(t, out, fmt.Sprintf("quarantined rounds of new ns/op (left out of the test):\n"+
+		"  round 6: old %s, null %s, new %s: extreme (the arms spread %.1f%%, over the limit %.1f%%)\n",
+		value(r.A, "ns/op"), value(r.Null, "ns/op"), value(r.B, "ns/op"), 100*math.Expm1(r.Spread), 100*math.Expm1(v.SpreadLimit)))
+	assert.Equal(t, "35.00µs", value(35000, "ns/op"))
+}
