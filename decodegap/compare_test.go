@@ -148,9 +148,11 @@ func TestCompareInterleavesArmsAndReportsEachRound(t *testing.T) {
 		assert.NotEqual(t, prevLast, arms[0])
 		prevLast = arms[2]
 	}
-	assert.Contains(t, out, "slow vs fast: ns/op ")
-	assert.Contains(t, out, "; p50-ns/op ")
-	assert.Contains(t, out, "; cpu/wall ")
+	// The verdicts (internal/verdicttext), one row per judged unit.
+	assert.Regexp(t, `(?m)^ +arm +metric +verdict +B/A +95% CI +δ / MDE +rounds +benchstat$`, out)
+	for _, unit := range []string{"ns/op", "p50-ns/op", "cpu/wall"} {
+		assert.Regexp(t, `(?m)^ +slow +`+regexp.QuoteMeta(unit)+` +(faster|slower|equivalent|undecided) +\d+\.\d{3} `, out)
+	}
 	assert.NotContains(t, out, "opened while another was still open")
 	assert.Equal(t, 1, strings.Count(out, "parity checked"), "CompareConfig.Parity runs once, before the rounds")
 	// Progress: one line per block on stderr, between blocks.

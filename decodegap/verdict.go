@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/gapbench/gapbench/internal/verdicttext"
 	"github.com/gapbench/gapbench/nullband"
 )
 
@@ -87,18 +88,19 @@ func (c *comparison) summary() *compareSummary {
 			lines = append(lines, "verdicts: none without a null arm (CompareConfig.NoNullArm is set); compare the columns with benchstat")
 			continue
 		}
+		var rows []verdicttext.Row
 		for _, av := range c.verdicts[pi] {
-			var parts []string
 			for i, m := range judgedUnits {
-				if err := av.errs[i]; err != nil {
-					parts = append(parts, fmt.Sprintf("%s: no verdict: %v", m.unit, err))
-					continue
-				}
-				v := av.verdicts[i]
-				parts = append(parts, fmt.Sprintf("%s %v: B/A %.3f (CI %.3f–%.3f) %v", m.unit, v.Outcome, v.Ratio, v.Lo, v.Hi, v.Reasons))
+				rows = append(rows, verdicttext.Row{Arm: c.arms[av.arm].Name, Metric: m.unit, Verdict: av.verdicts[i], Err: av.errs[i]})
 			}
-			lines = append(lines, fmt.Sprintf("%s vs %s: %s", c.arms[av.arm].Name, c.arms[0].Name, strings.Join(parts, "; ")))
 		}
+		var t strings.Builder
+		names := verdicttext.Names{Base: c.arms[0].Name, Null: NullArm, Rounds: "-count",
+			Delta: "CompareConfig.Verdict.Delta", MaxQuarantined: "CompareConfig.Verdict.MaxQuarantined"}
+		if err := verdicttext.Write(&t, rows, names); err != nil {
+			lines = append(lines, fmt.Sprintf("verdicts: %v", err))
+		}
+		lines = append(lines, strings.Split(strings.TrimSuffix(t.String(), "\n"), "\n")...)
 	}
 	return &compareSummary{lines: lines}
 }

@@ -300,7 +300,7 @@ func judgeFile(f interleaveFlags, arms []string, stdout io.Writer) error {
 		}
 		rows = append(rows, judged{Set: s, Verdict: v})
 	}
-	if err := writeTable(stdout, rows, base); err != nil {
+	if err := writeTable(stdout, rows, base, f.null); err != nil {
 		return err
 	}
 	if f.plot != "" {

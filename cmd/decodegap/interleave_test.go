@@ -19,7 +19,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/perf/benchmath"
-	"golang.org/x/perf/benchunit"
 
 	"github.com/gapbench/gapbench/hostmon"
 	"github.com/gapbench/gapbench/interleave"
@@ -100,19 +99,20 @@ func TestInterleaveRealRun(t *testing.T) {
 	assert.Regexp(t, regexp.MustCompile(`(?m)^round 6/6  arm \w+ \(3/3\)  elapsed \S+  ETA \S+$`), stderr.String())
 	assert.Contains(t, stderr.String(), "decodegap interleave: 18 runs (3 arms × 6 rounds, seed 7) into "+out)
 
-	// The table's medians are benchstat's (benchmath over the same file).
+	// The table's benchstat column is benchstat's delta of the medians
+	// (benchmath over the same file).
 	vals := map[string][]float64{}
 	for _, r := range res {
 		v, _ := r.Value("sec/op")
 		vals[r.GetConfig("arm")] = append(vals[r.GetConfig("arm")], v)
 	}
-	med := func(arm string) string {
-		s := benchmath.AssumeNothing.Summary(benchmath.NewSample(append([]float64(nil), vals[arm]...), &benchmath.DefaultThresholds), 0.95)
-		return benchunit.Scale(s.Center, benchunit.Decimal)
+	med := func(arm string) float64 {
+		return benchmath.AssumeNothing.Summary(benchmath.NewSample(append([]float64(nil), vals[arm]...), &benchmath.DefaultThresholds), 0.95).Center
 	}
+	delta := regexp.QuoteMeta(fmt.Sprintf("%+.1f%%", 100*(med("new")/med("old")-1)))
 	table := stdout.String()
-	assert.Regexp(t, regexp.MustCompile(`(?m)^benchmark +unit +arm +A=old +B=arm +B/A +CI +MDE +p +verdict$`), table)
-	assert.Regexp(t, regexp.MustCompile(`(?m)^Step-2 +sec/op +new +`+regexp.QuoteMeta(med("old"))+` +`+regexp.QuoteMeta(med("new"))+` +\d\.\d{3} +\S+ +\S+ +\d\.\d{3} +(faster|slower|equivalent|undecided)$`), table)
+	assert.Regexp(t, regexp.MustCompile(`(?m)^benchmark +arm +metric +verdict +B/A +95% CI +δ / MDE +rounds +benchstat$`), table)
+	assert.Regexp(t, regexp.MustCompile(`(?m)^Step-2 +new +sec/op +(faster|slower|equivalent|undecided) +\d\.\d{3} +\S+ +(-|±2\.0%|MDE \S+) +\d(\+\dq)? +(~|`+delta+`) p=\d\.\d{3}$`), table)
 	assert.Contains(t, table, "benchstat: go tool benchstat -col 'arm@(old new null)' -ignore round,screen "+out+"\n")
 
 	// benchstat itself, on the file, with the command we print.
@@ -330,7 +330,7 @@ func TestInterleaveScreenUnavailable(t *testing.T) {
 		assert.Equal(t, "unavailable", r.GetConfig("screen"))
 	}
 	// One round gives no confidence interval: the verdict says so.
-	assert.Regexp(t, regexp.MustCompile(`(?m)^Step-2 sec/op b: undecided: \[too-few-rounds\]$`), stdout.String())
+	assert.Contains(t, stdout.String(), "\ntoo few rounds (b sec/op: 1 used; b p50-sec/op: 1 used): a 95% interval needs at least 6 used\n  rounds; raise -rounds.\n")
 }
 
 func TestInterleaveNoSuchUnit(t *testing.T) {

@@ -40,19 +40,19 @@ func TestWriteTable(t *testing.T) {
 	require.NoError(t, writeTable(&b, []judged{
 		{interleave.Set{Benchmark: "Step-2", Unit: "sec/op", Candidate: "new"}, v},
 		{interleave.Set{Benchmark: "Step-2", Unit: "sec/op", Candidate: "same"}, v2},
-	}, "old"))
+	}, "old", "null"))
 	out := b.String()
 	lines := strings.Split(out, "\n")
-	assert.Regexp(t, `^benchmark +unit +arm +A=old +B=arm +B/A +CI +MDE +p +verdict$`, lines[0])
-	assert.Regexp(t, `^Step-2 +sec/op +new +\S+ +\S+ +1\.\d{3} +1\.\d{3}–1\.\d{3} +±\d+\.\d% +0\.\d{3} +slower$`, lines[1])
-	assert.Regexp(t, `^Step-2 +sec/op +same .* equivalent$`, lines[2])
-	assert.Contains(t, out, "quarantined: Step-2 sec/op same: round 4 (A ")
-	assert.NotContains(t, out, "quarantined: Step-2 sec/op new")
+	assert.Regexp(t, `^benchmark +arm +metric +verdict +B/A +95% CI +δ / MDE +rounds +benchstat$`, lines[0])
+	assert.Regexp(t, `^Step-2 +new +sec/op +slower +1\.\d{3} +1\.\d{3}–1\.\d{3} +- +12 +\+\d+\.\d% p=0\.\d{3}$`, lines[1])
+	assert.Regexp(t, `^Step-2 +same +sec/op +equivalent .* 11\+1q .*$`, lines[2])
+	assert.NotContains(t, out, "quarantined rounds of new sec/op")
+	assert.Contains(t, out, "quarantined rounds of same sec/op (left out of the test):\n  round 4: old ")
 
 	// Infinite and missing figures print as such, not as numbers.
 	v3, err := nullband.Judge(synth(1, 3, 0.05, 0.01, 1.0), nullband.Options{})
 	require.NoError(t, err)
 	b.Reset()
-	require.NoError(t, writeTable(&b, []judged{{interleave.Set{Benchmark: "X", Unit: "sec/op", Candidate: "new"}, v3}}, "old"))
-	assert.Regexp(t, `\n\S+ +sec/op +new +\S+ +\S+ +\d\.\d{3} +∞ +∞ +\d\.\d{3} +undecided\n`, b.String())
+	require.NoError(t, writeTable(&b, []judged{{interleave.Set{Benchmark: "X", Unit: "sec/op", Candidate: "new"}, v3}}, "old", "null"))
+	assert.Regexp(t, `\nX +new +sec/op +undecided +\d\.\d{3} +∞ +MDE ∞ +3 +~ p=\d\.\d{3}\n`, b.String())
 }

@@ -62,6 +62,9 @@ const Width = 100
 // Write writes the table of rows, then each distinct reason once with the
 // rows it concerns, then the quarantined rounds of every row.
 func Write(w io.Writer, rows []Row, n Names) error {
+	if len(rows) == 0 {
+		return nil
+	}
 	rows = withLabels(rows)
 	if n.Base == "" {
 		n.Base = "A"
@@ -77,14 +80,19 @@ func Write(w io.Writer, rows []Row, n Names) error {
 			break
 		}
 	}
-	fmt.Fprintf(tw, "benchmark\tarm\tmetric\tverdict\tB/A\t%s CI\tδ / MDE\trounds\tbenchstat\n", pct0(conf))
+	// The benchmark column only when some row names one.
+	bench := func(r Row) string { return r.Bench + "\t" }
+	if noBench(rows) {
+		bench = func(Row) string { return "" }
+	}
+	fmt.Fprintf(tw, "%sarm\tmetric\tverdict\tB/A\t%s CI\tδ / MDE\trounds\tbenchstat\n", bench(Row{Bench: "benchmark"}), pct0(conf))
 	for _, r := range rows {
 		if r.Err != nil {
-			fmt.Fprintf(tw, "%s\t%s\t%s\terror\t-\t-\t-\t-\t-\n", r.Bench, r.Arm, r.Metric)
+			fmt.Fprintf(tw, "%s%s\t%s\terror\t-\t-\t-\t-\t-\n", bench(r), r.Arm, r.Metric)
 			continue
 		}
 		v := r.Verdict
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Bench, r.Arm, r.Metric, v.Outcome,
+		fmt.Fprintf(tw, "%s%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", bench(r), r.Arm, r.Metric, v.Outcome,
 			ratio(v.Ratio), interval(v.Lo, v.Hi), marginOrMDE(v), rounds(v), benchstat(v))
 	}
 	if err := tw.Flush(); err != nil {
@@ -242,6 +250,16 @@ func cause(q nullband.Round, v nullband.Verdict) string {
 }
 
 func label(r Row) string { return r.label }
+
+// noBench reports whether no row names a benchmark.
+func noBench(rows []Row) bool {
+	for _, r := range rows {
+		if r.Bench != "" {
+			return false
+		}
+	}
+	return true
+}
 
 // withLabels returns a copy of rows labelled "bench arm metric", leaving
 // the benchmark out when every row has the same one.

@@ -105,3 +105,9 @@ func TestNullShiftedAndQuarantine(t *testing.T) {
 		value(r.A, "ns/op"), value(r.Null, "ns/op"), value(r.B, "ns/op"), 100*math.Expm1(r.Spread), 100*math.Expm1(v.SpreadLimit)))
 	assert.Equal(t, "35.00µs", value(35000, "ns/op"))
 }
+
+func TestNoBenchColumn(t *testing.T) {
+	out := write(t, []Row{{Arm: "new", Metric: "ns/op", Verdict: judge(t, synth(1, 10, 0.01, 1.05))}})
+	assert.Regexp(t, `^arm +metric +verdict +B/A +95% CI +δ / MDE +rounds +benchstat\nnew +ns/op +slower `, out)
+	assert.Empty(t, write(t, nil))
+}
