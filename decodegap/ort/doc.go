@@ -49,18 +49,11 @@
 // environment variable is set (to anything but "", "0" or "false"), where it
 // fails: CI must really run the ONNX Runtime tests.
 //
-// # The process-wide environment
+// # Environment and ownership
 //
-// ONNX Runtime is loaded once per process (Init); OpenModel, Open and OpenVAD
-// call Init themselves with the library Find reports, and any number of goroutines may
-// do so at once. The environment is never destroyed: it lives as long as the
-// process, so sessions may be opened and closed by many tests and benchmarks.
-//
-// # Ownership and allocation
-//
-// A Session and a VAD own their ONNX Runtime session and tensors; Close
-// releases all of them. Run and Step do not allocate. One instance must be
-// used by one goroutine at a time; independent instances may run
-// concurrently, and opening one costs one model parse (the model file is read
-// once per process and shared).
+// ONNX Runtime is loaded once per process (Init) and never destroyed;
+// OpenModel, Open and OpenVAD call Init themselves, from any goroutine. A
+// Model, Session or VAD owns its session and tensors until Close; its Step
+// does not allocate and is for one goroutine at a time. Independent
+// instances may run concurrently; each costs one model parse to open.
 package ort

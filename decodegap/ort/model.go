@@ -183,11 +183,9 @@ func OpenModel(cfg ModelConfig) (*Model, error) {
 		return nil, err
 	}
 	defer so.Destroy()
-	data, err := loadModel(cfg.Path)
-	if err != nil {
-		return nil, err
-	}
-	m.sess, err = ort.NewAdvancedSessionWithONNXData(data, names(m.ins), names(m.outs), values(m.ins), values(m.outs), so)
+	// From the path, so that ONNX Runtime finds a model's external data
+	// files beside it.
+	m.sess, err = ort.NewAdvancedSession(cfg.Path, names(m.ins), names(m.outs), values(m.ins), values(m.outs), so)
 	if err != nil {
 		return nil, fmt.Errorf("opening %s with %v: %w", cfg.Path, cfg.Options, err)
 	}
@@ -488,15 +486,11 @@ func (m *Model) sizeOutputs() error {
 	if len(todo) == 0 {
 		return nil
 	}
-	data, err := loadModel(m.cfg.Path)
-	if err != nil {
-		return err
-	}
 	outNames := make([]string, len(todo))
 	for j, i := range todo {
 		outNames[j] = m.sig.Outputs[i].Name
 	}
-	s, err := ort.NewDynamicAdvancedSessionWithONNXData(data, names(m.ins), outNames, nil)
+	s, err := ort.NewDynamicAdvancedSession(m.cfg.Path, names(m.ins), outNames, nil)
 	if err != nil {
 		return fmt.Errorf("sizing outputs %s by one run: %w", strings.Join(outNames, ", "), err)
 	}

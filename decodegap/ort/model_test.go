@@ -316,3 +316,33 @@ func TestParityErrorWords(t *testing.T) {
 	assert.Equal(t, math.Inf(1), excess(math.NaN(), math.NaN(), DefaultTolerance))
 	assert.Equal(t, []int64{1, 0, 3}, unflatten(11, []int64{2, 2, 4}))
 }
+
+func TestOpenRefusesBadBindings(t *testing.T) {
+	RequireLibrary(t)
+	require.NoError(t, Init(""))
+	p := filepath.Join(ortModuleDir(t), "test_data", "sklearn_randomforest.onnx")
+	in, err := ort.NewEmptyTensor[float32](ort.NewShape(1, 4))
+	require.NoError(t, err)
+	label, err := ort.NewEmptyTensor[int64](ort.NewShape(1))
+	require.NoError(t, err)
+	_, err = Open(p, []Binding{{"X", in}}, []Binding{{"output_label", label}, {"output_probability", nil}}, Options{})
+	assert.EqualError(t, err, `output "output_probability" of `+p+` has no value (nil): create its tensor first, or let OpenModel allocate every tensor`)
+
+	in, _ = ort.NewEmptyTensor[float32](ort.NewShape(1, 4))
+	seqIn, _ := ort.NewEmptyTensor[float32](ort.NewShape(1))
+	seq, err := ort.NewSequence([]ort.Value{seqIn})
+	require.NoError(t, err)
+	_, err = Open(p, []Binding{{"X", in}}, []Binding{{"output_probability", seq}}, Options{})
+	assert.EqualError(t, err, p+`: output "output_probability" is a sequence, seq(map(int64,tensor(float))): Open binds tensors only, so it cannot run this model`)
+	seqIn.Destroy()
+
+	in, _ = ort.NewEmptyTensor[float32](ort.NewShape(1, 4))
+	_, err = Open(p, []Binding{{"x", in}}, nil, Options{})
+	assert.EqualError(t, err, p+` has no input "x" (its inputs: "X")`)
+}
+
+func TestOpenVADRefusesOtherModels(t *testing.T) {
+	p := testData(t, "example_multitype.onnx")
+	_, err := OpenVAD(VADConfig{Model: p})
+	assert.EqualError(t, err, p+` is not Silero VAD v5: its inputs are "InputA", "InputB" and its outputs "OutputA", "OutputB", where OpenVAD needs inputs "input", "state", "sr" and outputs "output", "stateN"; open any other model with OpenModel`)
+}

@@ -51,6 +51,10 @@ func openData(data []byte, name string, inputs, outputs []Binding, opts Options)
 		destroyAll(inputs, outputs)
 		return nil, err
 	}
+	if err := checkBindings(data, name, inputs, outputs); err != nil {
+		destroyAll(inputs, outputs)
+		return nil, err
+	}
 	if err := Init(""); err != nil {
 		destroyAll(inputs, outputs)
 		return nil, err
@@ -69,6 +73,34 @@ func openData(data []byte, name string, inputs, outputs []Binding, opts Options)
 		return nil, fmt.Errorf("opening %s with %v: %w", name, opts, err)
 	}
 	return &Session{sess: sess, values: append(inValues, outValues...), opts: opts}, nil
+}
+
+// checkBindings refuses, before ONNX Runtime sees them, bindings without a
+// value, naming no port of the model, or binding a port that is not a
+// tensor (ONNX Runtime would fill a preallocated sequence with nothing).
+func checkBindings(data []byte, name string, inputs, outputs []Binding) error {
+	sig, err := parseSignature(data)
+	if err != nil {
+		return fmt.Errorf("reading %s: %w", name, err)
+	}
+	for _, side := range []struct {
+		what  string
+		bs    []Binding
+		ports []Port
+	}{{"input", inputs, sig.Inputs}, {"output", outputs, sig.Outputs}} {
+		for _, b := range side.bs {
+			p, ok := find1(side.ports, b.Name)
+			switch {
+			case !ok:
+				return fmt.Errorf("%s has no %s %q (its %ss: %s)", name, side.what, b.Name, side.what, portNames(side.ports))
+			case b.Value == nil:
+				return fmt.Errorf("%s %q of %s has no value (nil): create its tensor first, or let OpenModel allocate every tensor", side.what, b.Name, name)
+			case p.Kind != Tensor:
+				return fmt.Errorf("%s: %s %q is a %s, %s: Open binds tensors only, so it cannot run this model", name, side.what, b.Name, p.Kind, p.Type)
+			}
+		}
+	}
+	return nil
 }
 
 func split(bs []Binding) ([]string, []ort.Value) {

@@ -85,6 +85,9 @@ func OpenVAD(cfg VADConfig) (*VAD, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkVADSignature(data, cfg.Model); err != nil {
+		return nil, err
+	}
 	if err := Init(""); err != nil {
 		return nil, err
 	}
@@ -126,6 +129,28 @@ func OpenVAD(cfg VADConfig) (*VAD, error) {
 	v.input, v.state = input.GetData(), state.GetData()
 	v.prob, v.stateN = prob.GetData(), stateN.GetData()
 	return v, nil
+}
+
+// checkVADSignature refuses a model that is not Silero VAD v5 by its
+// inputs and outputs, before any tensor is made.
+func checkVADSignature(data []byte, path string) error {
+	sig, err := parseSignature(data)
+	if err != nil {
+		return fmt.Errorf("reading %s: %w", path, err)
+	}
+	want := func(ps []Port, names ...string) bool {
+		for _, n := range names {
+			if p, ok := find1(ps, n); !ok || p.Kind != Tensor {
+				return false
+			}
+		}
+		return true
+	}
+	if !want(sig.Inputs, "input", "state", "sr") || !want(sig.Outputs, "output", "stateN") {
+		return fmt.Errorf("%s is not Silero VAD v5: its inputs are %s and its outputs %s, where OpenVAD needs inputs \"input\", \"state\", \"sr\" and outputs \"output\", \"stateN\"; open any other model with OpenModel",
+			path, portNames(sig.Inputs), portNames(sig.Outputs))
+	}
+	return nil
 }
 
 // Next runs one step and returns its speech probability, in [0, 1]. It does
