@@ -1,7 +1,6 @@
 package interleave
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -10,9 +9,12 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync"
+	"syscall"
 	"time"
 
 	"golang.org/x/perf/benchfmt"
+	"golang.org/x/sys/unix"
 )
 
 // The benchfmt file configuration keys the Runner adds to every result.
@@ -56,17 +58,19 @@ type ScreenerFunc func() (end func(childCPU time.Duration) ScreenResult)
 // Begin calls f.
 func (f ScreenerFunc) Begin() func(time.Duration) ScreenResult { return f() }
 
-// Runner runs a Plan: every run a separate process, one after the other, in
-// the plan's order. It writes each run's results to Out as soon as that
-// run's process has exited, so an interrupted Runner has lost nothing it
-// finished.
+// Runner runs a Plan: every run a separate process in its own process
+// group, one after the other, in the plan's order. It writes each run's
+// results to Out as soon as that run's process has exited, so an interrupted
+// or failing Runner has lost nothing it finished.
 type Runner struct {
 	// Plan is what to run.
 	Plan *Plan
 	// Out receives Go benchmark format: every result a run printed, with
-	// the file configuration keys KeyArm, KeyRound and KeyScreen added.
-	// Each run's results reach Out in one Write per record once the run
-	// has ended; give an *os.File to keep them on an interrupt.
+	// the file configuration keys KeyArm, KeyRound and KeyScreen added,
+	// and comment lines (which benchfmt readers skip) for each round's
+	// order, a screen's detail and a failed run's cause. Each run's
+	// results reach Out once the run has ended; give an *os.File to keep
+	// them on an interrupt.
 	Out io.Writer
 	// Progress, when non-nil, receives one line before each run: round
 	// i/R, the arm, its place in the round, the time elapsed and the ETA.
@@ -82,14 +86,26 @@ type Runner struct {
 	// Now returns the current time, for elapsed and ETA; nil means
 	// time.Now.
 	Now func() time.Time
-	// OnRun, when non-nil, is called after each finished run, once its
-	// results are in Out. Returning true stops the Runner after that run
-	// (Run then returns no error): a caller that judges as it goes can
-	// stop when it has its answer. The Run is the caller's to keep.
+	// Timeout bounds each run's wall time: a run still going after it
+	// is stopped (see Grace) and fails with cause TimedOut. 0 means no
+	// limit.
+	Timeout time.Duration
+	// Grace is how long a run's process group has to exit after SIGINT
+	// (on a timeout or when the context ends) before it is sent SIGKILL;
+	// 0 means 2 s.
+	Grace time.Duration
+	// MaxFailed is the number of failed runs the Runner goes on after;
+	// the failure after that stops it. 0 stops it at the first.
+	MaxFailed int
+	// OnRun, when non-nil, is called after each run ends, failed or not,
+	// once its results (or its failure's comment line) are in Out.
+	// Returning true stops the Runner after that run (Run then returns no
+	// error): a caller that judges as it goes can stop when it has its
+	// answer. The Run is the caller's to keep.
 	OnRun func(Run) (stop bool)
 }
 
-// Run is one finished run.
+// Run is one run that ended, with its results or its failure.
 type Run struct {
 	// Round is the round number, from 1; Pos is the run's place in its
 	// round, from 1.
@@ -101,25 +117,75 @@ type Run struct {
 	// Screen is the host's verdict over the run.
 	Screen ScreenResult
 	// Results are the run's results as written to Out (the Runner keeps
-	// no reference to them).
+	// no reference to them); empty when the run failed.
 	Results []*benchfmt.Result
+	// Err is why the run failed; nil when it did not.
+	Err *RunError
 }
 
-// RunError is a run whose process failed: it could not start, exited with
-// a non-zero status, or printed no benchmark results.
+// Cause says why a run failed.
+type Cause int
+
+const (
+	// StartFailed: the program could not be started.
+	StartFailed Cause = iota + 1
+	// Exited: the process exited with a non-zero status, or was killed
+	// by a signal that the Runner did not send.
+	Exited
+	// TimedOut: the run was still going after Runner.Timeout and was
+	// stopped.
+	TimedOut
+	// NoResults: the process exited 0 but printed no benchmark result.
+	NoResults
+	// Malformed: a result line does not parse, is too long to read, or
+	// holds a value that is not a finite number.
+	Malformed
+	// Duplicate: the run printed two results of one benchmark.
+	Duplicate
+)
+
+// String returns a stable identifier: "start-failed", "exited",
+// "timed-out", "no-results", "malformed" or "duplicate".
+func (c Cause) String() string {
+	switch c {
+	case StartFailed:
+		return "start-failed"
+	case Exited:
+		return "exited"
+	case TimedOut:
+		return "timed-out"
+	case NoResults:
+		return "no-results"
+	case Malformed:
+		return "malformed"
+	case Duplicate:
+		return "duplicate"
+	}
+	return "cause(" + strconv.Itoa(int(c)) + ")"
+}
+
+// RunError is a run that failed.
 type RunError struct {
-	// Arm and Round locate the run.
-	Arm   string
-	Round int
+	// Arm, Round and Pos locate the run.
+	Arm        string
+	Round, Pos int
 	// Args and Dir are the command line and directory that were run.
 	Args []string
 	Dir  string
-	// Err is the failure: the *exec.ExitError, the start error, or a
-	// description when the process succeeded but printed no results.
-	Err error
-	// Output is the process's standard error, or its standard output when
-	// standard error was empty (a failing test binary prints its failures
-	// there): its first 5 and last 15 lines when longer than 21.
+	// Cause says what went wrong; Err says it in detail: the
+	// *exec.ExitError, the start error, the timeout, or the line at
+	// fault.
+	Cause Cause
+	Err   error
+	// Line is the line of the run's standard output at fault (from 1)
+	// for Malformed and Duplicate; 0 otherwise.
+	Line int
+	// Timeout is the limit a TimedOut run exceeded.
+	Timeout time.Duration
+	// Output is the process's standard error, or its standard output
+	// when standard error was empty (a failing test binary prints its
+	// failures there): its first 5 and last 15 lines when longer than 21,
+	// each line shortened to 200 bytes and quoted when it is not text.
 	Output string
 }
 
@@ -141,14 +207,20 @@ func (e *RunError) Error() string {
 // Unwrap returns Err.
 func (e *RunError) Unwrap() error { return e.Err }
 
-// Run runs the plan and returns the finished runs. Before each round it
-// writes the round's order to Out as a comment line
-// ("# round 3 order new null old") that benchfmt readers skip. It stops
-// when OnRun says so, at the first
-// failing run with a *RunError, and when ctx is done: the process running
-// then is sent an interrupt (and killed 2 s later), its partial output is
-// dropped, and the error wraps ctx.Err(). The runs returned, and written to
-// Out, are every run that finished.
+// Run runs the plan and returns every run that ended, failed ones included
+// (with Err set). Before each round it writes the round's order to Out as a
+// comment line ("# round 3 order new null old"); after a failed run, its
+// cause ("# round 3 arm new lost: timed-out: …").
+//
+// It stops when OnRun says so, after more than MaxFailed failed runs (the
+// error is the last *RunError), and when ctx is done: the run going then is
+// stopped (its process group sent SIGINT, then SIGKILL after Grace), its
+// partial output is dropped, and the error wraps ctx.Err().
+//
+// Every run's process is the leader of its own process group; when the
+// process exits, or is stopped, whatever is left in its group (a child it
+// started and did not wait for) is killed, so no run leaves a process
+// behind unless it leaves its group.
 func (r *Runner) Run(ctx context.Context) ([]Run, error) {
 	if r.Plan == nil || r.Out == nil {
 		return nil, errors.New("interleave: Runner needs a Plan and an Out")
@@ -161,6 +233,7 @@ func (r *Runner) Run(ctx context.Context) ([]Run, error) {
 	start := now()
 	total := r.Plan.Runs()
 	var runs []Run
+	failed := 0
 	for round, order := range r.Plan.Orders() {
 		line := fmt.Sprintf("# round %d order %s\n", round, r.Plan.OrderString(order))
 		if _, err := io.WriteString(r.Out, line); err != nil {
@@ -169,6 +242,9 @@ func (r *Runner) Run(ctx context.Context) ([]Run, error) {
 		for pi, ai := range order {
 			arm := r.Plan.Arms[ai]
 			done := len(runs)
+			if ctx.Err() != nil {
+				return runs, fmt.Errorf("interrupted before round %d, arm %s, after %d of %d runs: %w", round, arm.Name, done, total, ctx.Err())
+			}
 			if r.Progress != nil {
 				el := now().Sub(start)
 				eta := "unknown"
@@ -178,12 +254,16 @@ func (r *Runner) Run(ctx context.Context) ([]Run, error) {
 				fmt.Fprintf(r.Progress, "round %d/%d  arm %s (%d/%d)  elapsed %s  ETA %s\n",
 					round, r.Plan.Rounds, arm.Name, pi+1, len(order), fmtDur(el), eta)
 			}
-			run, err := r.runOne(ctx, arm, round, pi+1)
-			if err != nil {
-				if ctx.Err() != nil {
-					return runs, fmt.Errorf("interrupted in round %d, arm %s, after %d of %d runs: %w", round, arm.Name, done, total, ctx.Err())
+			run, interrupted := r.runOne(ctx, arm, round, pi+1)
+			if interrupted {
+				return runs, fmt.Errorf("interrupted in round %d, arm %s, after %d of %d runs: %w", round, arm.Name, done, total, ctx.Err())
+			}
+			if run.Err != nil {
+				failed++
+				line := fmt.Sprintf("# round %d arm %s lost: %s: %s\n", round, arm.Name, run.Err.Cause, oneLine(run.Err.Err.Error()))
+				if _, err := io.WriteString(r.Out, line); err != nil {
+					return runs, fmt.Errorf("interleave: writing the failure of arm %s, round %d: %w", arm.Name, round, err)
 				}
-				return runs, err
 			}
 			for _, res := range run.Results {
 				if err := w.Write(res); err != nil {
@@ -200,21 +280,22 @@ func (r *Runner) Run(ctx context.Context) ([]Run, error) {
 			if r.OnRun != nil && r.OnRun(run) {
 				return runs, nil
 			}
+			if run.Err != nil && failed > r.MaxFailed {
+				return runs, run.Err
+			}
 		}
 	}
 	return runs, nil
 }
 
-// runOne runs one arm once and returns its results with the keys set.
-func (r *Runner) runOne(ctx context.Context, arm Arm, round, pos int) (Run, error) {
-	cmd := exec.CommandContext(ctx, arm.Args[0], arm.Args[1:]...)
-	cmd.Dir = arm.Dir
-	cmd.Env = r.Env
-	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
-	cmd.WaitDelay = 2 * time.Second
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-
+// runOne runs one arm once. interrupted reports that ctx ended while it
+// ran; the Run is then to be dropped.
+func (r *Runner) runOne(ctx context.Context, arm Arm, round, pos int) (run Run, interrupted bool) {
+	run = Run{Round: round, Pos: pos, Arm: arm.Name}
+	grace := r.Grace
+	if grace <= 0 {
+		grace = 2 * time.Second
+	}
 	end := func(time.Duration) ScreenResult {
 		d := r.NoScreen
 		if d == "" {
@@ -225,50 +306,143 @@ func (r *Runner) runOne(ctx context.Context, arm Arm, round, pos int) (Run, erro
 	if r.Screener != nil {
 		end = r.Screener.Begin()
 	}
+	var stdout outputReader
+	var stderr outputReader
+	stdout.keep = true
+	fail := func(cause Cause, line int, err error) {
+		out := stderr.tail.String()
+		if strings.TrimSpace(out) == "" {
+			out = stdout.tail.String()
+		}
+		run.Err = &RunError{Arm: arm.Name, Round: round, Pos: pos, Args: arm.Args, Dir: arm.Dir,
+			Cause: cause, Err: err, Line: line, Output: out}
+		if cause == TimedOut {
+			run.Err.Timeout = r.Timeout
+		}
+	}
+	finish := func(childCPU time.Duration) {
+		s := end(childCPU)
+		if s.Verdict == "" {
+			s.Verdict = "unavailable"
+		}
+		s.Verdict = strings.Join(strings.Fields(s.Verdict), "-")
+		run.Screen = s
+	}
+
+	cmd := exec.Command(arm.Args[0], arm.Args[1:]...)
+	cmd.Dir = arm.Dir
+	cmd.Env = r.Env
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// The Runner's own pipes, not exec's copying goroutines: Wait then
+	// returns when the process exits, even if a process it left behind
+	// still holds them.
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		finish(0)
+		fail(StartFailed, 0, err)
+		return run, false
+	}
+	defer outR.Close()
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		outW.Close()
+		finish(0)
+		fail(StartFailed, 0, err)
+		return run, false
+	}
+	defer errR.Close()
+	cmd.Stdout, cmd.Stderr = outW, errW
 	t0 := time.Now()
-	err := cmd.Run()
-	wall := time.Since(t0)
+	err = cmd.Start()
+	outW.Close()
+	errW.Close()
+	if err != nil {
+		finish(0)
+		fail(StartFailed, 0, err)
+		return run, false
+	}
+	var readers sync.WaitGroup
+	readers.Go(func() { stdout.read(outR) })
+	readers.Go(func() { stderr.read(errR) })
+
+	pid := cmd.Process.Pid
+	exited := make(chan struct{})
+	go func() {
+		// Wait for the exit without reaping: while the leader is a
+		// zombie its process group ID cannot be reused, so the group can
+		// be killed safely after it exits.
+		var info unix.Siginfo
+		for unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil) == unix.EINTR {
+		}
+		close(exited)
+	}()
+	stop := func() {
+		_ = unix.Kill(-pid, unix.SIGINT)
+		select {
+		case <-exited:
+		case <-time.After(grace):
+			_ = unix.Kill(-pid, unix.SIGKILL)
+			<-exited
+		}
+	}
+	var timeout <-chan time.Time
+	if r.Timeout > 0 {
+		tm := time.NewTimer(r.Timeout)
+		defer tm.Stop()
+		timeout = tm.C
+	}
+	timedOut := false
+	select {
+	case <-exited:
+	case <-ctx.Done():
+		interrupted = true
+		stop()
+	case <-timeout:
+		timedOut = true
+		stop()
+	}
+	// Whatever is left of the run's group is an orphan of the run.
+	_ = unix.Kill(-pid, unix.SIGKILL)
+	waitErr := cmd.Wait()
+	run.Wall = time.Since(t0)
+	// The readers end when every writer has gone; a process that left
+	// the group may still hold the pipes: stop reading after Grace.
+	read := make(chan struct{})
+	go func() { readers.Wait(); close(read) }()
+	select {
+	case <-read:
+	case <-time.After(grace):
+		outR.Close()
+		errR.Close()
+		<-read
+	}
 	var childCPU time.Duration
 	if cmd.ProcessState != nil {
 		childCPU = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 	}
-	screen := end(childCPU)
-	if screen.Verdict == "" {
-		screen.Verdict = "unavailable"
+	finish(childCPU)
+	switch {
+	case interrupted:
+		return run, true
+	case timedOut:
+		fail(TimedOut, 0, fmt.Errorf("still running after the timeout of %v, so its process group was stopped", r.Timeout))
+		return run, false
+	case waitErr != nil:
+		fail(Exited, 0, waitErr)
+		return run, false
 	}
-	screen.Verdict = strings.Join(strings.Fields(screen.Verdict), "-")
-
-	fail := func(err error) (Run, error) {
-		out := headTail(stderr.String(), 5, 15)
-		if strings.TrimSpace(out) == "" {
-			out = headTail(stdout.String(), 5, 15)
-		}
-		return Run{}, &RunError{Arm: arm.Name, Round: round, Args: arm.Args, Dir: arm.Dir, Err: err, Output: out}
-	}
+	results, cause, line, err := parseResults(&stdout, arm.Name)
 	if err != nil {
-		return fail(err)
+		fail(cause, line, err)
+		return run, false
 	}
-
-	run := Run{Round: round, Pos: pos, Arm: arm.Name, Wall: wall, Screen: screen}
-	rd := benchfmt.NewReader(bytes.NewReader(stdout.Bytes()), arm.Name)
-	for rd.Scan() {
-		res, ok := rd.Result().(*benchfmt.Result)
-		if !ok {
-			continue // unit metadata and malformed lines stay the child's business
-		}
-		res = res.Clone()
+	for _, res := range results {
 		setFileConfig(res, KeyArm, arm.Name)
 		setFileConfig(res, KeyRound, strconv.Itoa(round))
-		setFileConfig(res, KeyScreen, screen.Verdict)
-		run.Results = append(run.Results, res)
+		setFileConfig(res, KeyScreen, run.Screen.Verdict)
 	}
-	if err := rd.Err(); err != nil {
-		return fail(fmt.Errorf("reading its output: %w", err))
-	}
-	if len(run.Results) == 0 {
-		return fail(errors.New("it exited 0 but printed no benchmark results: check that the benchmark pattern (-test.bench) matches a benchmark in it"))
-	}
-	return run, nil
+	run.Results = results
+	return run, false
 }
 
 // setFileConfig sets a file configuration key of res (benchfmt's SetConfig
@@ -283,19 +457,6 @@ func setFileConfig(res *benchfmt.Result, key, value string) {
 		}
 	}
 	res.Config = append(res.Config, benchfmt.Config{Key: key, Value: []byte(value), File: true})
-}
-
-// headTail returns the first head and the last tail lines of s, with a
-// line saying how many were left out between them: the cause of a failure
-// is often first (a flag error before the usage text), its context last.
-func headTail(s string, head, tail int) string {
-	s = strings.TrimRight(s, "\n")
-	lines := strings.Split(s, "\n")
-	if len(lines) > head+tail+1 {
-		mid := fmt.Sprintf("[… %d lines left out]", len(lines)-head-tail)
-		lines = append(append(lines[:head:head], mid), lines[len(lines)-tail:]...)
-	}
-	return strings.Join(lines, "\n")
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

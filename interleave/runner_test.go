@@ -158,8 +158,10 @@ func TestRunnerStopsAtFailingRun(t *testing.T) {
 	require.ErrorAs(t, err, &ee)
 	assert.Equal(t, 3, ee.ExitCode())
 	assert.Equal(t, "child: step 17 failed: boom", re.Output)
+	assert.Equal(t, Exited, re.Cause)
 	assert.Equal(t, fmt.Sprintf("arm bad, round 1: %s -fail: exit status 3; its output:\nchild: step 17 failed: boom", os.Args[0]), err.Error())
-	// The runs before it in round 1 finished and were written.
+	// The runs before it in round 1 finished and were written; the
+	// failed run is the last run returned, and its cause is in Out.
 	before := 0
 	for _, a := range orders(plan)[0] {
 		if plan.Arms[a].Name == "bad" {
@@ -167,8 +169,11 @@ func TestRunnerStopsAtFailingRun(t *testing.T) {
 		}
 		before++
 	}
-	assert.Len(t, runs, before)
+	require.Len(t, runs, before+1)
+	assert.Same(t, re, runs[before].Err)
+	assert.Empty(t, runs[before].Results)
 	assert.Len(t, readAll(t, out.Bytes()), before)
+	assert.Contains(t, out.String(), "# round 1 arm bad lost: exited: exit status 3\n")
 }
 
 func TestRunnerNoResults(t *testing.T) {
@@ -177,6 +182,7 @@ func TestRunnerNoResults(t *testing.T) {
 	_, err = (&Runner{Plan: plan, Out: &bytes.Buffer{}, Env: childEnv()}).Run(context.Background())
 	var re *RunError
 	require.ErrorAs(t, err, &re)
+	assert.Equal(t, NoResults, re.Cause)
 	assert.Equal(t, "it exited 0 but printed no benchmark results: check that the benchmark pattern (-test.bench) matches a benchmark in it", re.Err.Error())
 	assert.Equal(t, "PASS", re.Output, "stdout when stderr is empty")
 }
@@ -216,12 +222,19 @@ type lineHook struct{ fn func(string) }
 
 func (h *lineHook) Write(p []byte) (int, error) { h.fn(string(p)); return len(p), nil }
 
+func headTailOf(s string) string {
+	var o outputReader
+	o.read(strings.NewReader(s))
+	return o.tail.String()
+}
+
 func TestHeadTail(t *testing.T) {
 	var lines []string
 	for i := 1; i <= 30; i++ {
 		lines = append(lines, fmt.Sprint(i))
 	}
-	got := headTail(strings.Join(lines, "\n")+"\n", 5, 15)
+	got := headTailOf(strings.Join(lines, "\n") + "\n")
 	assert.Equal(t, "1\n2\n3\n4\n5\n[… 10 lines left out]\n16\n17\n18\n19\n20\n21\n22\n23\n24\n25\n26\n27\n28\n29\n30", got)
-	assert.Equal(t, strings.Join(lines[:21], "\n"), headTail(strings.Join(lines[:21], "\n"), 5, 15), "21 lines are kept whole")
+	assert.Equal(t, strings.Join(lines[:21], "\n"), headTailOf(strings.Join(lines[:21], "\n")), "21 lines are kept whole")
+	assert.Equal(t, "a\n\nb", headTailOf("a\n\nb\n"), "an empty line is a line")
 }

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -48,8 +49,14 @@ interrupt loses nothing finished), with arm:, round: and screen: lines:
 (the command prints these lines with the real arm names at the end)
 At the end the verdict table is printed on stdout; progress goes to stderr.
 
-Exit status: 0 when every round ran, 1 when a run failed (its command line and
-output are shown), 2 for bad usage, 130 when interrupted.
+Each run is its own process group. A run still going after -timeout is
+stopped (SIGINT to its group, SIGKILL 2s later); a run that crashes, times
+out, or prints no, malformed or duplicated results is lost: its cause is
+written to the output file and shown on stderr, the rounds go on, and the
+verdict lists every lost run. More than -max-failed lost runs stop the rounds.
+
+Exit status: 0 when every run of every round ran, 1 when a run was lost (its
+command line and output are shown), 2 for bad usage, 130 when interrupted.
 
 flags:
 `
@@ -68,7 +75,12 @@ type interleaveFlags struct {
 	lockPath  string
 	screen    bool
 	plot      string
+	timeout   time.Duration
+	maxFailed int
 }
+
+// maxRounds bounds -rounds, so that rounds × arms stays far inside an int.
+const maxRounds = 1_000_000_000
 
 func runInterleave(args []string, stdout, stderr io.Writer) int {
 	var f interleaveFlags
@@ -83,12 +95,14 @@ func runInterleave(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&f.out, "o", "", "output `file` (Go benchmark format); must not exist; default interleave-YYYYMMDD-HHMMSS.txt")
 	fs.StringVar(&f.bench, "bench", ".", "benchmark `regexp`, passed as -test.bench")
 	fs.StringVar(&f.benchtime, "benchtime", "", "passed as -test.benchtime when set (e.g. 1000x: the same work in every run)")
-	fs.StringVar(&f.run, "run", "^$", "test `regexp`, passed as -test.run (the default runs no tests)")
+	fs.StringVar(&f.run, "run", "^$", "test `regexp`, passed as -test.run: tests to run beside the benchmarks (^$ matches none)")
 	fs.StringVar(&f.units, "unit", "sec/op,p50-sec/op", "comma-separated `units` to judge, those present (benchfmt's tidied units: ns/op is sec/op; p50-sec/op is decodegap.Run's median step)")
 	fs.StringVar(&f.null, "null", "null", "`name` of the null arm")
 	fs.BoolVar(&f.lock, "lock", true, "hold the host lock while running (see 'decodegap lock')")
 	fs.StringVar(&f.lockPath, "lock-path", hostmon.DefaultLockPath(), "host lock `file`")
 	fs.BoolVar(&f.screen, "screen", true, "screen the host for contention over each run (screen: line)")
+	fs.DurationVar(&f.timeout, "timeout", 10*time.Minute, "stop a run still going after `duration` and count it lost; 0 means no limit")
+	fs.IntVar(&f.maxFailed, "max-failed", 3, "stop the rounds after more than `n` lost runs (crashed, timed out, no or malformed results)")
 	fs.StringVar(&f.plot, "plot", "", "also draw each verdict to `file` (.svg or .png): per-round ratios, the null band, the CI; with several verdicts, the candidate and unit are added to the name")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -106,6 +120,15 @@ func runInterleave(args []string, stdout, stderr io.Writer) int {
 	}
 	if f.rounds < 1 {
 		return usageErr("-rounds %d: need at least 1 (6 or more for a verdict)", f.rounds)
+	}
+	if f.rounds > maxRounds {
+		return usageErr("-rounds %d: at most %d", f.rounds, maxRounds)
+	}
+	if f.timeout < 0 {
+		return usageErr("-timeout %v: must be ≥ 0 (0 means no limit)", f.timeout)
+	}
+	if f.maxFailed < 0 {
+		return usageErr("-max-failed %d: must be ≥ 0 (0 stops at the first lost run)", f.maxFailed)
 	}
 	specs, err := parseArms(fs.Args(), f.null)
 	if err != nil {
@@ -214,7 +237,13 @@ func runInterleave(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stderr, "decodegap interleave: %d runs (%d arms × %d rounds, seed %d) into %s\n", plan.Runs(), len(arms), f.rounds, f.seed, f.out)
 
-	runner := &interleave.Runner{Plan: plan, Out: file, Progress: stderr}
+	runner := &interleave.Runner{Plan: plan, Out: file, Progress: stderr, Timeout: f.timeout, MaxFailed: f.maxFailed,
+		OnRun: func(r interleave.Run) bool {
+			if r.Err != nil {
+				fmt.Fprintf(stderr, "decodegap interleave: lost %s\n%v\n", lostLine(r.Err), r.Err)
+			}
+			return false
+		}}
 	if f.screen {
 		sc, why := newScreener()
 		if sc != nil {
@@ -228,23 +257,36 @@ func runInterleave(args []string, stdout, stderr io.Writer) int {
 	}
 
 	runs, runErr := runner.Run(ctx)
-	status := 0
-	if runErr != nil {
-		var re *interleave.RunError
-		switch {
-		case errors.As(runErr, &re):
-			fmt.Fprintf(stderr, "decodegap interleave: a run failed, so the rest were not run: %v\n", runErr)
-			fmt.Fprintf(stderr, "decodegap interleave: the %d finished runs are in %s\n", len(runs), f.out)
-			return 1
-		case ctx.Err() != nil:
-			fmt.Fprintf(stderr, "decodegap interleave: %v; the %d finished runs are in %s\n", runErr, len(runs), f.out)
-			status = 130
-		default:
-			fmt.Fprintf(stderr, "decodegap interleave: %v\n", runErr)
-			return 1
+	var lost []*interleave.RunError
+	for _, r := range runs {
+		if r.Err != nil {
+			lost = append(lost, r.Err)
 		}
 	}
-	if len(runs) == 0 {
+	status := 0
+	if len(lost) > 0 {
+		status = 1
+	}
+	kept := fmt.Sprintf("the %d finished runs are in %s", len(runs)-len(lost), f.out)
+	if len(lost) > 0 {
+		kept += fmt.Sprintf("; %d runs lost", len(lost))
+	}
+	var re *interleave.RunError
+	switch {
+	case runErr == nil:
+		if len(lost) > 0 {
+			fmt.Fprintf(stderr, "decodegap interleave: %s\n", kept)
+		}
+	case errors.As(runErr, &re):
+		fmt.Fprintf(stderr, "decodegap interleave: %d runs lost, more than -max-failed %d, so the rest were not run; %s\n", len(lost), f.maxFailed, kept)
+	case ctx.Err() != nil:
+		fmt.Fprintf(stderr, "decodegap interleave: %v; %s\n", runErr, kept)
+		status = 130
+	default:
+		fmt.Fprintf(stderr, "decodegap interleave: %v; %s\n", runErr, kept)
+		return 1
+	}
+	if len(runs) == len(lost) {
 		return status
 	}
 	names := make([]string, len(specs))
@@ -257,7 +299,37 @@ func runInterleave(args []string, stdout, stderr io.Writer) int {
 			status = 1
 		}
 	}
+	if len(lost) > 0 {
+		fmt.Fprintf(stdout, "\nlost runs (%d; their arm has no value in that round):\n", len(lost))
+		for _, e := range lost {
+			fmt.Fprintf(stdout, "  %s\n", lostLine(e))
+		}
+	}
 	return status
+}
+
+// lostLine says in one line which run was lost and why, naming the flag
+// that bounds it.
+func lostLine(e *interleave.RunError) string {
+	head := fmt.Sprintf("round %d arm %s: ", e.Round, e.Arm)
+	if e.Cause == interleave.TimedOut {
+		return head + fmt.Sprintf("timed out: still running after -timeout %v, so it was stopped", e.Timeout)
+	}
+	msg := e.Err.Error()
+	if i := strings.IndexByte(msg, '\n'); i >= 0 {
+		msg = msg[:i]
+	}
+	words := map[interleave.Cause]string{
+		interleave.StartFailed: "could not start",
+		interleave.Exited:      "failed",
+		interleave.NoResults:   "no results",
+		interleave.Malformed:   "malformed result",
+		interleave.Duplicate:   "duplicated result",
+	}[e.Cause]
+	if words == "" {
+		words = e.Cause.String()
+	}
+	return head + words + ": " + msg
 }
 
 // judgeFile reads the output file back, judges every candidate arm against
@@ -289,6 +361,18 @@ func judgeFile(f interleaveFlags, arms []string, stdout io.Writer) error {
 		return err
 	}
 	if len(sets) == 0 {
+		var missing []string
+		for _, a := range arms[1:] {
+			if a == f.null {
+				continue
+			}
+			if !slices.ContainsFunc(results, func(r *benchfmt.Result) bool { return r.GetConfig(interleave.KeyArm) == a }) {
+				missing = append(missing, a)
+			}
+		}
+		if len(missing) > 0 {
+			return fmt.Errorf("nothing to judge: %s has no result of arm %s", f.out, strings.Join(missing, ", "))
+		}
 		return fmt.Errorf("%s holds no %s values to judge: choose -unit from the units the benchmarks report", f.out, f.units)
 	}
 	opt := nullband.Options{}

@@ -137,14 +137,13 @@ func TestInterleaveFailingArm(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "out.txt")
 	var stdout, stderr bytes.Buffer
-	code := dispatch([]string{"interleave", "-rounds", "3", "-seed", "1", "-benchtime", "10x", "-o", out, "-lock=false", "-screen=false",
+	code := dispatch([]string{"interleave", "-rounds", "3", "-seed", "1", "-benchtime", "10x", "-o", out, "-lock=false", "-screen=false", "-max-failed", "0",
 		"old=" + examplePkg, "bad=" + examplePkg + " -work=lots"}, &stdout, &stderr)
 	assert.Equal(t, 1, code)
 	e := stderr.String()
-	assert.Regexp(t, regexp.MustCompile(`decodegap interleave: a run failed, so the rest were not run: arm bad, round 1: \S+\.test '-test\.run=\^\$' -test\.bench=\. -test\.count=1 -test\.benchtime=10x -work=lots \(in \S+/examples/interleave\): exit status 2; its output:\ninvalid value "lots" for flag -work`), e)
-	assert.Contains(t, e, `invalid value "lots" for flag -work`)
-	assert.Regexp(t, regexp.MustCompile(`the \d finished runs are in `+regexp.QuoteMeta(out)), e)
-	assert.Empty(t, stdout.String(), "no verdict after a failure")
+	assert.Contains(t, e, "decodegap interleave: lost round 1 arm bad: failed: exit status 2\n")
+	assert.Regexp(t, regexp.MustCompile(`arm bad, round 1: \S+\.test '-test\.run=\^\$' -test\.bench=\. -test\.count=1 -test\.benchtime=10x -work=lots \(in \S+/examples/interleave\): exit status 2; its output:\ninvalid value "lots" for flag -work`), e)
+	assert.Regexp(t, regexp.MustCompile(`decodegap interleave: 1 runs lost, more than -max-failed 0, so the rest were not run; the \d finished runs are in `+regexp.QuoteMeta(out)+`; 1 runs lost\n`), e)
 	res := testutil.ResultsFile(t, out)
 	for _, r := range res {
 		assert.Equal(t, "1", r.GetConfig("round"))
@@ -152,8 +151,11 @@ func TestInterleaveFailingArm(t *testing.T) {
 		assert.Equal(t, "unavailable", r.GetConfig("screen"))
 	}
 	data, _ := os.ReadFile(out)
+	assert.Contains(t, string(data), "# round 1 arm bad lost: exited: exit status 2\n")
 	if len(res) > 0 {
 		assert.Contains(t, string(data), "screen unavailable: screening turned off (-screen=false)")
+		assert.Contains(t, e, "decodegap interleave: nothing to judge: "+out+" has no result of arm bad\n")
+		assert.Equal(t, "\nlost runs (1; their arm has no value in that round):\n  round 1 arm bad: failed: exit status 2\n", stdout.String())
 	}
 }
 
@@ -177,6 +179,9 @@ func TestInterleaveUsageErrors(t *testing.T) {
 		{[]string{"a=" + exe, "b=" + plain}, fmt.Sprintf("arm b: %s is not executable: build it with go test -c -o %s, or give the package directory", plain, plain)},
 		{[]string{"a=" + exe, "b=" + filepath.Join(dir, "missing")}, fmt.Sprintf("arm b: stat %s: no such file or directory: TARGET must be a test binary or a package directory", filepath.Join(dir, "missing"))},
 		{[]string{"-rounds", "0", "a=" + exe, "b=" + exe}, "-rounds 0: need at least 1 (6 or more for a verdict)"},
+		{[]string{"-rounds", "1000000001", "a=" + exe, "b=" + exe}, "-rounds 1000000001: at most 1000000000"},
+		{[]string{"-timeout", "-1s", "a=" + exe, "b=" + exe}, "-timeout -1s: must be ≥ 0 (0 means no limit)"},
+		{[]string{"-max-failed", "-1", "a=" + exe, "b=" + exe}, "-max-failed -1: must be ≥ 0 (0 stops at the first lost run)"},
 		{[]string{"-o", exists, "-lock=false", "a=" + exe, "b=" + exe}, fmt.Sprintf("-o %s: the file exists; give another name, or remove it", exists)},
 	} {
 		var stdout, stderr bytes.Buffer
@@ -188,6 +193,9 @@ func TestInterleaveUsageErrors(t *testing.T) {
 	assert.Equal(t, 0, dispatch([]string{"interleave", "-h"}, &stdout, &stderr))
 	assert.Contains(t, stderr.String(), "usage: decodegap interleave [flags] base=TARGET cand=TARGET")
 	assert.Contains(t, stderr.String(), "-rounds rounds")
+	assert.Contains(t, stderr.String(), "tests to run beside the benchmarks (^$ matches none) (default \"^$\")")
+	assert.NotContains(t, stderr.String(), "(the default runs no tests)")
+	assert.Contains(t, stderr.String(), "-timeout duration")
 }
 
 // A package without test files builds nothing; the message says so.
