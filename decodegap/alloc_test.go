@@ -46,18 +46,29 @@ func benchmarkN(t *testing.T, n string, f func(b *testing.B)) testing.BenchmarkR
 }
 
 // TestRunLoopAllocs: with every option that runs inside the timed loop, the
-// loop allocates nothing, so no GC cycle lands in it.
+// loop allocates nothing, so no GC cycle lands in it. The Go runtime
+// allocates on its own account when it starts an OS thread (Run leaves
+// idle ones ready, but a process whose earlier tests ended locked threads
+// may still need one), so a run that allocated is tried again, up to three
+// times: an allocation of the loop's own shows in every try.
 func TestRunLoopAllocs(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs a few seconds of benchmark loops")
 	}
 	for name, cfg := range allocConfigs() {
 		t.Run(name, func(t *testing.T) {
-			runtime.GC()
-			res := benchmarkN(t, "20000x", func(b *testing.B) {
-				allocReads = 0
-				Run(b, cfg, countingOpener())
-			})
+			var res testing.BenchmarkResult
+			for try := 1; try <= 3; try++ {
+				runtime.GC()
+				res = benchmarkN(t, "20000x", func(b *testing.B) {
+					allocReads = 0
+					Run(b, cfg, countingOpener())
+				})
+				if res.MemAllocs == 0 {
+					break
+				}
+				t.Logf("try %d: %d allocations, %d bytes", try, res.MemAllocs, res.MemBytes)
+			}
 			assert.Zero(t, res.MemAllocs, "allocations in the timed loop")
 			assert.Zero(t, res.MemBytes, "bytes allocated in the timed loop")
 			assert.Zero(t, res.Extra["gc/op"], "GC cycles in the counter span")

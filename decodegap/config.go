@@ -109,11 +109,18 @@ type Gap struct {
 	// entry must be >= 0 and the list non-empty when Shape is GapTrace.
 	Trace []time.Duration
 	// Spin is, for GapHybrid, the final stretch of each gap that is spun
-	// rather than slept. 0 calibrates it at the start of the run and then
-	// follows the measured wake-up lateness (its 90th percentile), capped so
-	// that the CPU spent spinning stays within about a quarter of the mean
-	// gap. It must be >= 0.
+	// rather than slept. 0 learns it from this host's sleeps, at the start
+	// of the run and throughout: the largest stretch that covers the 99th
+	// percentile of the wake-up lateness or less while the gap's expected
+	// CPU stays within MaxCPU. It must be >= 0.
 	Spin time.Duration
+	// MaxCPU is, for GapHybrid with a learned Spin, the trade between
+	// accuracy and CPU: the largest share of the mean gap that a gap may
+	// keep the CPU busy (waking from the sleep and spinning), in (0, 1]. 0
+	// means 0.4. 1 puts accuracy first: the stretch covers the 99th
+	// percentile of the lateness whatever it costs. The run reports what
+	// the gaps used as gap-cpu-%.
+	MaxCPU float64
 }
 
 // RunConfig configures Run. The zero RunConfig is valid: no gap, no
@@ -254,6 +261,8 @@ func (s *settings) validate(n int) error {
 		return fmt.Errorf("%s.Gap.Mean = %v: want >= 0", t, g.Mean)
 	case g.Spin < 0:
 		return fmt.Errorf("%s.Gap.Spin = %v: want >= 0", t, g.Spin)
+	case g.MaxCPU < 0 || g.MaxCPU > 1 || g.MaxCPU != g.MaxCPU:
+		return fmt.Errorf("%s.Gap.MaxCPU = %v: want a fraction in (0, 1], or 0 for the default 0.4", t, g.MaxCPU)
 	case g.Jitter < 0 || g.Jitter > 1 || g.Jitter != g.Jitter:
 		return fmt.Errorf("%s.Gap.Jitter = %v: want a fraction in [0, 1]", t, g.Jitter)
 	case g.Shape == GapTrace && len(g.Trace) == 0:

@@ -1,7 +1,9 @@
 package decodegap
 
 import (
+	"runtime"
 	"runtime/metrics"
+	"sync"
 
 	"golang.org/x/sys/unix"
 
@@ -207,4 +209,26 @@ func warmupTasks(s *snapshot, setup []hostmon.Task) []hostmon.Task {
 		return setup
 	}
 	return s.host.Tasks()
+}
+
+// spareThreads makes the Go runtime start k OS threads and leave them idle,
+// so that when a locked thread blocks or is preempted in the timed loop
+// (Run's, the sessions') the handoff of its P finds an idle thread rather
+// than start one, which allocates.
+func spareThreads(k int) {
+	var locked, release sync.WaitGroup
+	locked.Add(k)
+	release.Add(1)
+	for range k {
+		go func() {
+			runtime.LockOSThread()
+			locked.Done()
+			release.Wait()
+			// Unlocked before it returns, the thread stays with the
+			// runtime, idle.
+			runtime.UnlockOSThread()
+		}()
+	}
+	locked.Wait()
+	release.Done()
 }

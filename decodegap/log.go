@@ -216,7 +216,8 @@ func (res *result) gapLine(typ string) string {
 		case GapSleep:
 			s += fmt.Sprintf(": that is the kernel's wake-up latency; use %s.Gap.Kind = GapHybrid to start steps on time", typ)
 		case GapHybrid:
-			s += fmt.Sprintf(": raise %s.Gap.Spin above %v, or use GapBusy", typ, g.spin)
+			s += fmt.Sprintf(": raise %s.Gap.MaxCPU above %g (the CPU ceiling that chose a %v spin), or %s.Gap.Spin above %v, or use GapBusy",
+				typ, g.maxCPU, g.spin, typ, g.spin)
 		default:
 			s += ": the busy wait itself was late, so the host delayed the loop"
 		}

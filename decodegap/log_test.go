@@ -166,9 +166,9 @@ func TestGapLineIsConditionalOnTheNumbers(t *testing.T) {
 	assert.Contains(t, line, "the median gap is 9.5µs (10%) longer than requested: that is the kernel's wake-up latency; use RunConfig.Gap.Kind = GapHybrid")
 
 	rep.gap.kind = GapHybrid
-	rep.gap.spin = 20e3
+	rep.gap.spin, rep.gap.maxCPU = 20e3, 0.4
 	line = rep.gapLine("RunConfig")
-	assert.Contains(t, line, "raise RunConfig.Gap.Spin above 20µs, or use GapBusy")
+	assert.Contains(t, line, ": raise RunConfig.Gap.MaxCPU above 0.4 (the CPU ceiling that chose a 20µs spin), or RunConfig.Gap.Spin above 20µs, or use GapBusy")
 
 	rep.gap.mean, rep.gap.p50 = 140e3, 100.1e3
 	line = rep.gapLine("RunConfig")

@@ -83,6 +83,9 @@ var metricTable = []metricDef{
 	{"gap-req-ns/op", "mean requested gap", always(func(r *result) float64 { return r.gap.req })},
 	{"gap-ns/op", "mean achieved gap: end of one step to start of the next", always(func(r *result) float64 { return r.gap.mean })},
 	{"gap-p50-ns/op", "median achieved gap", always(func(r *result) float64 { return r.gap.p50 })},
+	{"gap-cpu-%", "CPU time the gaps themselves used (sleep wake-ups and spins), of their wall time", func(r *result) (float64, bool) {
+		return 100 * float64(r.gap.cpuNs) / float64(r.gap.wallNs), r.gap.wallNs > 0
+	}},
 	{"null-ratio", "the null instance's (Run) or null arm's (Compare) mean over the step's, same run or round", func(r *result) (float64, bool) { return r.null.ratio, r.null.on }},
 	{"steps/s", "RunConfig.Sessions: steps of all sessions per second of the region", func(r *result) (float64, bool) { return r.throughput, len(r.sessions) > 0 }},
 	{"foreign-%", "others' busy time on the measured CPUs (100 = every CPU busy)", hostFigure(func(h *hostmon.Span) hostmon.Figure { return h.ForeignBusyPct }, false)},

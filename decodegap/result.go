@@ -5,6 +5,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/gapbench/gapbench/decodegap/internal/gap"
 	"github.com/gapbench/gapbench/decodegap/internal/steady"
 	"github.com/gapbench/gapbench/hostmon"
 	"github.com/gapbench/gapbench/internal/quantile"
@@ -85,6 +86,10 @@ type gapStats struct {
 	// requested gap; stretchMax is the longest (ns).
 	stretched  int
 	stretchMax int64
+	// cpuNs and wallNs are the CPU and wall time the waits took, all gaps
+	// of the run (warm-up included); maxCPU is Gap.MaxCPU in effect.
+	cpuNs, wallNs int64
+	maxCPU        float64
 }
 
 // hostResult is the contention over the counter span, when ok; why says
@@ -144,7 +149,7 @@ func (c *counterSpan) cpuPerWall() float64 {
 func (r *runner) newResult() *result {
 	return &result{
 		n: r.rec.count, stride: r.rec.stride, window: r.window,
-		gap: gapStats{kind: r.s.gap.Kind, shape: r.s.gap.Shape, spin: r.waiter.Spin()},
+		gap: r.gapStats(),
 	}
 }
 
@@ -300,4 +305,15 @@ func roundUp2(n int) int {
 		p *= 10
 	}
 	return (n + p - 1) / p * p
+}
+
+// gapStats starts the gap figures: the settings and what the waits used.
+func (r *runner) gapStats() gapStats {
+	cpu, wall := r.waiter.Usage()
+	maxCPU := r.s.gap.MaxCPU
+	if maxCPU == 0 {
+		maxCPU = gap.DefaultMaxCPU
+	}
+	return gapStats{kind: r.s.gap.Kind, shape: r.s.gap.Shape, spin: r.waiter.Spin(),
+		cpuNs: int64(cpu), wallNs: int64(wall), maxCPU: maxCPU}
 }

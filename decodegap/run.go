@@ -102,6 +102,7 @@ func runMode(b *testing.B, s *settings, open Opener, m mode) {
 	defer r.waiter.End()
 	// After the mode's open (sessions start their threads there), so that
 	// the host sampler has seen every thread before the timed loop.
+	spareThreads(2)
 	r.snaps = r.cr.prepare()
 	r.phases[phaseSetup] = selfTasks()
 
@@ -195,7 +196,7 @@ func newRunner(s *settings, n int) *runner {
 	spec := gap.Spec{
 		Kind: gap.Kind(s.gap.Kind), Shape: gap.Shape(s.gap.Shape),
 		Mean: s.gap.Mean, Jitter: s.gap.Jitter, Trace: s.gap.Trace,
-		Spin: s.gap.Spin, Seed: s.seed,
+		Spin: s.gap.Spin, MaxCPU: s.gap.MaxCPU, Seed: s.seed,
 	}
 	return &runner{
 		s: s, n: n, window: s.windowSize(), spec: spec,

@@ -134,27 +134,6 @@ func (m *sessionsMode) stop() {
 	m.ws = nil
 }
 
-// spareThreads makes the Go runtime start k OS threads and leave them idle,
-// so that the handoffs of the sessions' locked threads find an idle thread
-// rather than start one (and allocate) inside the timed loop.
-func spareThreads(k int) {
-	var locked, release sync.WaitGroup
-	locked.Add(k)
-	release.Add(1)
-	for range k {
-		go func() {
-			runtime.LockOSThread()
-			locked.Done()
-			release.Wait()
-			// Unlocked before it returns, the thread stays with the
-			// runtime, idle.
-			runtime.UnlockOSThread()
-		}()
-	}
-	locked.Wait()
-	release.Done()
-}
-
 func (m *sessionsMode) loop(r *runner) (string, error) {
 	if s, i, err := m.run(r); err != nil {
 		return fmt.Sprintf("session %d of %d: step failed at %s", s+1, m.n, r.iterName(i)), err

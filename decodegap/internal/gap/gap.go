@@ -69,47 +69,38 @@
 // # Spin stretch (Hybrid)
 //
 // Spec.Spin > 0 is used as given. With Spec.Spin == 0 the spin stretch is
-// calibrated in Begin and then follows the host through the run:
+// learned: Hybrid sleeps until the deadline minus S, then spins the rest,
+// and chooses S from the last 128 sleeps' overshoot (how late a sleep
+// wakes: wake-up minus requested wake-up) and the CPU time each sleep
+// charged the thread (CLOCK_THREAD_CPUTIME_ID around it). A gap then costs
+// the sleep's CPU plus the spin from the wake-up to the deadline,
+// max(S − overshoot, 0), and is late by max(overshoot − S, 0). For each
+// candidate S = q-quantile of the overshoots + 1 µs, from q = 0.99 down,
+// the expected CPU of a gap is the mean sleep charge plus the mean of
+// max(S − overshoot, 0) over the 128; S is the largest whose expected CPU
+// is within Spec.MaxCPU × the mean gap. When none is, S is the smallest
+// overshoot seen, which costs no spin at all and still takes it off the
+// lateness. So on a quiet host S sits at the 99th percentile (nearly every
+// gap on time), and where waking costs more or is more erratic the ceiling
+// chooses a lower quantile: late gaps rather than CPU.
 //
-//	spin = min(p90(overshoot) + 1 µs, mean gap/4 + idle)
-//
-// where overshoot is how late a sleep wakes (wake-up minus requested
-// wake-up) and idle is the part of that lateness the thread spends off the
-// CPU. Hybrid spins from its wake-up to the deadline, so a gap costs the
-// CPU time of the sleep plus spin − overshoot; as the sleep's CPU time is
-// overshoot − idle, that is spin − idle, which the ceiling keeps within a
-// quarter of the mean gap. (When the sleep wakes after the deadline the gap
-// costs what a plain sleep costs, and is late.) On a host whose sleeps cost
-// little CPU, idle is about the whole overshoot; on the KVM guests here the
-// wake-up path is charged to the thread and idle is a few microseconds.
-//
-// Begin measures both with 1 discarded and 32 measured absolute sleeps of
-// three quarters of the mean gap, clamped to [10 µs, 500 µs] (so at most
-// about 17 ms): it seeds p90 with the probes' 90th percentile and sets idle
-// to the median, over the probes, of overshoot minus the thread CPU time
-// (CLOCK_THREAD_CPUTIME_ID) the sleep was charged; if the CPU time cannot be
-// read, idle is 0. From then on, each sleep's overshoot updates p90 as a
-// frugal streaming quantile (Ma, Muthukrishnan and Sandler, 2013): up 9 steps
-// of 128 ns when the sleep overshot the estimate, down 1 otherwise, so it
-// settles where one sleep in ten overshoots it. The host's wake-up latency
-// shifts between regimes (calibrations a fraction of a second apart found
-// 20, 26 and 30 µs here), and a stretch fixed at the start would then spin
-// too long or wake too late for the rest of the run; the estimate climbs
-// 10 µs in about 9 gaps and comes back down 10 µs in about 80, while a
-// single long preemption moves it by 9 steps only.
-//
-// The 90th percentile puts nine gaps in ten on time while the latency holds
-// steady, without letting the rare long preemption set the stretch. The mean
-// gap is Spec.Mean, or the mean of Spec.Trace for Trace; when a quarter of
-// it is 0, the spin is 0 and nothing is measured. A gap shorter than the
-// spin is spun whole. [Waiter.Spin] reports the stretch in use, and Run
-// reports the achieved gaps, so a ceiling that left gaps late shows.
+// Begin seeds the history with 1 discarded and 32 measured absolute sleeps
+// of three quarters of the mean gap, clamped to [10 µs, 500 µs] (so at most
+// about 17 ms). From then on every sleep adds its overshoot and charge, and
+// S is chosen again every 16 sleeps, so the stretch follows the host's
+// regimes (a sleep's wake-up latency shifts by several µs between
+// calibrations a fraction of a second apart) within a few dozen gaps; a
+// rare long preemption is one sample in 128 and moves S only when it
+// repeats. The mean gap is Spec.Mean, or the mean of Spec.Trace for Trace;
+// when a quarter of it is 0, the spin is 0 and nothing is learned. A gap
+// shorter than the spin is spun whole. [Waiter.Spin] reports the stretch in
+// use and [Waiter.Usage] the CPU and wall time the gaps took.
 //
 // # Allocation
 //
 // Nothing on the measured path allocates: Now, [Sequence.Next] and
 // [Waiter.WaitUntil] allocate nothing (tested); the clock_nanosleep request
-// lives in the Waiter. NewSequence copies Spec.Trace.
+// and the sleep history live in the Waiter. NewSequence copies Spec.Trace.
 package gap
 
 import (
@@ -166,9 +157,15 @@ type Spec struct {
 	Mean   time.Duration   // requested gap, or its mean; < 0 counts as 0
 	Jitter float64         // half-width of Uniform as a fraction of Mean
 	Trace  []time.Duration // gaps for Trace, cycled; entries < 0 count as 0
-	Spin   time.Duration   // Hybrid's spin stretch; 0 calibrates it in Begin
+	Spin   time.Duration   // Hybrid's spin stretch; 0 learns it (see the package doc)
+	MaxCPU float64         // Hybrid's CPU ceiling, a fraction of the mean gap; <= 0 means DefaultMaxCPU
 	Seed   uint64          // seed of Uniform and Exponential
 }
+
+// DefaultMaxCPU is the CPU ceiling of a learned spin stretch when
+// Spec.MaxCPU is 0: the expected CPU time of a Hybrid gap (sleep charge and
+// spin) stays within this fraction of the mean gap.
+const DefaultMaxCPU = 0.4
 
 // Sequence yields the requested gaps of a Spec. Its API is modeled on an
 // iterator's Next; it is deterministic for a Spec and not safe for
@@ -234,29 +231,39 @@ const (
 	calibProbes = 32                     // measured sleeps
 	calibMin    = 10 * time.Microsecond  // shortest probe sleep
 	calibMax    = 500 * time.Microsecond // longest probe sleep
-	calibMargin = time.Microsecond       // added to the p90 overshoot
-	trackStep   = 128                    // ns, step of the streaming p90
+	calibMargin = time.Microsecond       // added to the chosen quantile
+	histLen     = 128                    // sleeps in the history
+	chooseEvery = 16                     // sleeps between two choices of the stretch
+	topQuantile = 0.99                   // the highest quantile the stretch covers
 )
 
 // Waiter spends gaps on one locked OS thread, between Begin and End. It is
 // not safe for concurrent use.
 type Waiter struct {
-	kind  Kind
-	given time.Duration // Spec.Spin, >= 0
-	mean  time.Duration // mean requested gap, >= 0
-	spin  int64         // spin stretch in ns, set by Begin; 0 unless Hybrid
-	adapt bool          // spin follows tr (Hybrid, Spec.Spin == 0, mean/4 > 0)
-	tr    tracker       // overshoot estimates behind spin when adapt
-	off   int64         // CLOCK_MONOTONIC − Now in ns, rounded up
-	ts    unix.Timespec // clock_nanosleep request; a field so it never escapes
-	slack int           // timer slack of the thread before Begin, in ns
-	tid   int           // thread of Begin; 0 when not begun
+	kind   Kind
+	given  time.Duration // Spec.Spin, >= 0
+	mean   time.Duration // mean requested gap, >= 0
+	maxCPU float64       // Spec.MaxCPU, or DefaultMaxCPU
+	spin   int64         // spin stretch in ns, set by Begin; 0 unless Hybrid
+	adapt  bool          // spin is learned from hist (Hybrid, Spec.Spin == 0, mean/4 > 0)
+	hist   history       // the last sleeps, behind spin when adapt
+	off    int64         // CLOCK_MONOTONIC − Now in ns, rounded up
+	ts     unix.Timespec // clock_nanosleep request; a field so it never escapes
+	slack  int           // timer slack of the thread before Begin, in ns
+	tid    int           // thread of Begin; 0 when not begun
+	// cpuNs and wallNs sum the CPU time and the wall time of the waits
+	// since Begin (see Usage); lastCharge is the last sleep's CPU time.
+	cpuNs, wallNs, lastCharge int64
 }
 
 // NewWaiter returns a Waiter for s. Call Begin before waiting: without it
 // the timer slack is the thread's own and Hybrid has no spin stretch.
 func NewWaiter(s Spec) *Waiter {
-	return &Waiter{kind: s.Kind, given: max(s.Spin, 0), mean: meanGap(s), off: monoOffset()}
+	maxCPU := s.MaxCPU
+	if !(maxCPU > 0) {
+		maxCPU = DefaultMaxCPU
+	}
+	return &Waiter{kind: s.Kind, given: max(s.Spin, 0), mean: meanGap(s), maxCPU: maxCPU, off: monoOffset()}
 }
 
 // meanGap is the mean requested gap of s: Mean, or the mean of Trace.
@@ -314,6 +321,7 @@ func (w *Waiter) Begin() error {
 	}
 	w.slack, w.tid = old, unix.Gettid()
 	w.spin, w.adapt = 0, false
+	w.cpuNs, w.wallNs = 0, 0
 	if w.kind == Busy {
 		return nil
 	}
@@ -359,27 +367,19 @@ func (w *Waiter) calibrate() error {
 		if err := w.sleepUntil(target); err != nil {
 			return fmt.Errorf("gap: calibrating the spin stretch, clock_nanosleep: %w", err)
 		}
-		over[i] = Now() - target
 		c1, err1 := threadCPU()
+		over[i] = Now() - target // the reading is part of the wake-up, as in WaitUntil
 		cpu[i] = c1 - c0
 		cpuOK = cpuOK && err0 == nil && err1 == nil
 	}
-	// idle is the part of a sleep's overshoot the thread spends off the
-	// CPU, its median over the probes: the overshoot minus the CPU time
-	// charged to the sleep (on some virtual machines most of the wake-up
-	// path is charged to the thread). The median, because a sleep during
-	// which the host preempted the vCPU can be charged anything.
-	var idle [calibProbes]int64
-	for i := range idle {
-		idle[i] = over[i] - cpu[i]
+	w.hist = history{}
+	for i := range over {
+		if !cpuOK {
+			cpu[i] = 0
+		}
+		w.hist.add(over[i], cpu[i])
 	}
-	slices.Sort(idle[:])
-	w.tr.seed(over[:], idle[calibProbes/2], mean)
-	if !cpuOK {
-		// Without the CPU time of a sleep, keep to the plain cap.
-		w.tr.ceil = mean / 4
-	}
-	w.spin, w.adapt = w.tr.spin(), true
+	w.spin, w.adapt = w.hist.choose(mean, w.maxCPU), true
 	return nil
 }
 
@@ -390,36 +390,60 @@ func threadCPU() (int64, error) {
 	return ts.Nano(), err
 }
 
-// tracker follows the sleep overshoot of a Hybrid Waiter and derives the
-// spin stretch from it (see the package doc). It does not allocate.
-type tracker struct {
-	p90  int64 // streaming estimate of the 90th percentile of the overshoot, ns
-	ceil int64 // largest spin allowed, ns: mean gap/4 + idle part of a wake-up
+// history is the last histLen sleeps of a Hybrid Waiter: their overshoot
+// and the CPU time they charged the thread, in ns, and the choice of the
+// spin stretch from them (see the package doc). It does not allocate.
+type history struct {
+	over, cpu [histLen]int64 // ring buffers
+	n, next   int            // samples held (<= histLen) and the next slot
+	since     int            // samples added since the last choice
+	sorted    [histLen]int64 // scratch for choose
 }
 
-// seed starts the tracker from the overshoots of probe sleeps (over, sorted
-// in place), the part of a wake-up spent idle and the mean gap, all in ns.
-func (t *tracker) seed(over []int64, idle, mean int64) {
-	slices.Sort(over)
-	t.p90 = over[(len(over)*9+9)/10-1]
-	t.ceil = mean/4 + max(idle, 0)
+// add records one sleep.
+func (h *history) add(over, cpu int64) {
+	h.over[h.next], h.cpu[h.next] = over, max(cpu, 0)
+	h.next = (h.next + 1) % histLen
+	h.n = min(h.n+1, histLen)
+	h.since++
 }
 
-// observe updates the estimate with the overshoot o of one sleep: a frugal
-// streaming quantile (Ma, Muthukrishnan and Sandler, 2013) that moves up 9
-// steps when o lies above it and down 1 otherwise, so that it settles where
-// one overshoot in ten lies above it.
-func (t *tracker) observe(o int64) {
-	if o > t.p90 {
-		t.p90 += 9 * trackStep
-	} else {
-		t.p90 -= trackStep
+// choose returns the spin stretch (ns) for gaps of mean length mean (ns)
+// under the CPU ceiling maxCPU: the largest S = (q-quantile of the
+// overshoots) + calibMargin, q <= topQuantile, whose expected CPU per gap,
+// mean sleep charge + mean(max(S − overshoot, 0)), is within maxCPU × mean;
+// failing that, the smallest overshoot (which costs no spin). 0 when the
+// history is empty.
+func (h *history) choose(mean int64, maxCPU float64) int64 {
+	h.since = 0
+	n := h.n
+	if n == 0 {
+		return 0
 	}
-}
-
-// spin returns the spin stretch in ns: min(p90 + calibMargin, ceil), >= 0.
-func (t *tracker) spin() int64 {
-	return max(min(t.p90+int64(calibMargin), t.ceil), 0)
+	s := h.sorted[:n]
+	copy(s, h.over[:n])
+	slices.Sort(s)
+	var charge, sum int64
+	for i := range n {
+		charge += h.cpu[i]
+		sum += s[i]
+	}
+	budget := maxCPU*float64(mean) - float64(charge)/float64(n)
+	// below is the number of overshoots < S, and sum their total, as S
+	// steps down through the candidates.
+	below := n
+	top := min(int(math.Ceil(topQuantile*float64(n)))-1, n-1)
+	for k := top; k >= 0; k-- {
+		spin := s[k] + int64(calibMargin)
+		for below > 0 && s[below-1] >= spin {
+			below--
+			sum -= s[below]
+		}
+		if float64(int64(below)*spin-sum)/float64(n) <= budget {
+			return max(spin, 0)
+		}
+	}
+	return max(s[0], 0)
 }
 
 // End restores the timer slack that the thread had before Begin. It must be
@@ -438,10 +462,19 @@ func (w *Waiter) End() {
 }
 
 // Spin returns the spin stretch in use. For Hybrid it is Spec.Spin if that
-// is > 0, otherwise the stretch calibrated by Begin as it stands after the
-// last gap (it follows the overshoot, see the package doc); it is 0 for Sleep
-// and Busy, and before Begin.
+// is > 0, otherwise the stretch learned since Begin as it stands after the
+// last gap (see the package doc); it is 0 for Sleep and Busy, and before
+// Begin.
 func (w *Waiter) Spin() time.Duration { return time.Duration(w.spin) }
+
+// Usage returns the CPU time and the wall time that the waits took since
+// Begin. CPU time is what the thread was charged for its sleeps
+// (CLOCK_THREAD_CPUTIME_ID read around each) plus the wall time of its
+// spins (a spin that the host preempted counts in full); wall time runs
+// from each WaitUntil call to its return.
+func (w *Waiter) Usage() (cpu, wall time.Duration) {
+	return time.Duration(w.cpuNs), time.Duration(w.wallNs)
+}
 
 // WaitUntil returns when Now() >= deadline, at once for a deadline already
 // past. It does not allocate. Should clock_nanosleep fail (Begin checked it
@@ -451,19 +484,45 @@ func (w *Waiter) WaitUntil(deadline int64) {
 	if now >= deadline {
 		return
 	}
+	spinFrom := now
 	switch w.kind {
 	case Sleep:
-		_ = w.sleepUntil(deadline)
+		spinFrom, _ = w.sleepCharged(deadline)
 	case Hybrid:
-		if wake := deadline - w.spin; wake > now {
-			if w.sleepUntil(wake) == nil && w.adapt {
-				w.tr.observe(Now() - wake)
-				w.spin = w.tr.spin()
+		if w.adapt && w.hist.since >= chooseEvery {
+			w.spin = w.hist.choose(int64(w.mean), w.maxCPU)
+		}
+		if wake := deadline - w.spin; wake > Now() {
+			var ok bool
+			spinFrom, ok = w.sleepCharged(wake)
+			if ok && w.adapt {
+				w.hist.add(spinFrom-wake, w.lastCharge)
 			}
 		}
 	}
 	for Now() < deadline {
 	}
+	end := Now()
+	w.cpuNs += end - spinFrom
+	w.wallNs += end - now
+}
+
+// sleepCharged sleeps until t, adds the CPU time the sleep charged the
+// thread to w.cpuNs (and keeps it in w.lastCharge), and returns Now() after
+// the wake-up (after the CPU time reading, which is part of the charge) and
+// whether the sleep and the readings succeeded.
+func (w *Waiter) sleepCharged(t int64) (int64, bool) {
+	c0, err0 := threadCPU()
+	err := w.sleepUntil(t)
+	c1, err1 := threadCPU()
+	woke := Now()
+	w.lastCharge = 0
+	if err0 != nil || err1 != nil || err != nil {
+		return woke, false
+	}
+	w.lastCharge = c1 - c0
+	w.cpuNs += w.lastCharge
+	return woke, true
 }
 
 // sleepUntil sleeps until Now() >= t, reissuing the same absolute request

@@ -232,17 +232,16 @@ func TestTimerSlackRestored(t *testing.T) {
 func TestSpin(t *testing.T) {
 	runtime.LockOSThread() // never unlocked: the thread exits with the test
 	for _, tc := range []struct {
-		spec  Spec
-		spin  time.Duration // fixed stretch, or -1 for a calibrated one
-		floor time.Duration // the calibrated ceiling is at least this
+		spec Spec
+		spin time.Duration // fixed stretch, or -1 for a learned one
 	}{
-		{Spec{Kind: Sleep, Mean: 100 * time.Microsecond}, 0, 0},
-		{Spec{Kind: Busy, Mean: 100 * time.Microsecond}, 0, 0},
-		{Spec{Kind: Hybrid}, 0, 0},
-		{Spec{Kind: Hybrid, Mean: 3 * time.Nanosecond}, 0, 0},
-		{Spec{Kind: Hybrid, Mean: 100 * time.Microsecond, Spin: 7 * time.Microsecond}, 7 * time.Microsecond, 0},
-		{Spec{Kind: Hybrid, Mean: 100 * time.Microsecond}, -1, 25 * time.Microsecond},
-		{Spec{Kind: Hybrid, Shape: Trace, Trace: []time.Duration{8 * time.Microsecond, 0}}, -1, time.Microsecond},
+		{Spec{Kind: Sleep, Mean: 100 * time.Microsecond}, 0},
+		{Spec{Kind: Busy, Mean: 100 * time.Microsecond}, 0},
+		{Spec{Kind: Hybrid}, 0},
+		{Spec{Kind: Hybrid, Mean: 3 * time.Nanosecond}, 0},
+		{Spec{Kind: Hybrid, Mean: 100 * time.Microsecond, Spin: 7 * time.Microsecond}, 7 * time.Microsecond},
+		{Spec{Kind: Hybrid, Mean: 100 * time.Microsecond}, -1},
+		{Spec{Kind: Hybrid, Shape: Trace, Trace: []time.Duration{8 * time.Microsecond, 0}}, -1},
 	} {
 		w := NewWaiter(tc.spec)
 		if err := w.Begin(); err != nil {
@@ -255,8 +254,8 @@ func TestSpin(t *testing.T) {
 			t.Errorf("%+v: Spin() = %v (adaptive %v), want a fixed %v", tc.spec, got, w.adapt, tc.spin)
 		case tc.spin < 0 && !w.adapt:
 			t.Errorf("%+v: not calibrated", tc.spec)
-		case tc.spin < 0 && (time.Duration(w.tr.ceil) < tc.floor || got < 0 || got > time.Duration(w.tr.ceil)):
-			t.Errorf("%+v: Spin() = %v with ceiling %v, want 0 <= spin <= ceiling, ceiling >= %v", tc.spec, got, time.Duration(w.tr.ceil), tc.floor)
+		case tc.spin < 0 && (w.hist.n != calibProbes || got < 0):
+			t.Errorf("%+v: Spin() = %v from %d probes, want >= 0 from %d", tc.spec, got, w.hist.n, calibProbes)
 		}
 	}
 }
@@ -325,83 +324,153 @@ func TestNoAllocs(t *testing.T) {
 	})
 }
 
-func TestTrackerSeed(t *testing.T) {
-	over := make([]int64, 32)
-	for i := range over {
-		over[31-i] = int64(i+1) * 1000 // 32 µs down to 1 µs, unsorted
+// fill returns a history holding over (ns) with a sleep charge of cpu each.
+func fill(over []int64, cpu int64) *history {
+	h := &history{}
+	for _, o := range over {
+		h.add(o, cpu)
 	}
-	var tr tracker
-	tr.seed(over, 4000, 100000)
-	if tr.p90 != 29000 {
-		t.Errorf("p90 of 1..32 µs = %d ns, want 29000 (the 29th of 32)", tr.p90)
+	return h
+}
+
+// uniformOver returns n overshoots evenly spread over [lo, hi) ns, shuffled
+// by a fixed permutation (the order must not matter).
+func uniformOver(n int, lo, hi int64) []int64 {
+	out := make([]int64, n)
+	for i := range out {
+		out[(i*37)%n] = lo + (hi-lo)*int64(i)/int64(n)
 	}
-	if tr.ceil != 29000 {
-		t.Errorf("ceiling = %d ns, want 25000 + 4000", tr.ceil)
+	return out
+}
+
+// expectedCPU is the expected CPU of a gap with spin s over the overshoots:
+// the charge plus the mean spin from the wake-up to the deadline.
+func expectedCPU(over []int64, charge, s int64) float64 {
+	var sum int64
+	for _, o := range over {
+		sum += max(s-o, 0)
 	}
-	if s := tr.spin(); s != 29000 {
-		t.Errorf("spin = %d ns, want min(29000 + 1000, 29000)", s)
+	return float64(charge) + float64(sum)/float64(len(over))
+}
+
+func TestHistoryChooseAccuracyFirst(t *testing.T) {
+	// Overshoots 20..40 µs, 15 µs charged per sleep, 100 µs gaps: at the
+	// 99th percentile the gap costs about 15 + 11 µs, under the 40% ceiling,
+	// so the stretch is p99 + 1 µs.
+	over := uniformOver(128, 20000, 40000)
+	h := fill(over, 15000)
+	got := h.choose(100000, 0.4)
+	sorted := slices.Sorted(slices.Values(over))
+	if want := sorted[126] + int64(calibMargin); got != want {
+		t.Errorf("spin = %d ns, want the p99 overshoot %d + 1 µs", got, sorted[126])
 	}
-	tr.seed(over, -3000, 100000) // charged more CPU than the overshoot
-	if tr.ceil != 25000 {
-		t.Errorf("ceiling with a negative idle part = %d ns, want 25000", tr.ceil)
-	}
-	tr.seed([]int64{5000, 6000, 7000}, 9000, 100000)
-	if s := tr.spin(); s != 8000 {
-		t.Errorf("spin = %d ns, want p90 7000 + 1000 under the ceiling", s)
+	if h.since != 0 {
+		t.Errorf("since = %d after choose, want 0", h.since)
 	}
 }
 
-func TestTrackerFollows(t *testing.T) {
-	var tr tracker
-	tr.seed([]int64{40000}, 20000, 400000) // seeded at 40 µs, ceiling 120 µs
-	for range 1000 {
-		tr.observe(20000)
+func TestHistoryChooseCeiling(t *testing.T) {
+	// The same host under a 20% ceiling: 15 µs of charge leaves 5 µs of
+	// spin, which uniform overshoots on [20, 40) µs allow up to
+	// S = 20 + sqrt(2·20·5) ≈ 34.1 µs. The choice is the largest candidate
+	// within the budget, and the next candidate up would break it.
+	over := uniformOver(128, 20000, 40000)
+	h := fill(over, 15000)
+	got := h.choose(100000, 0.2)
+	if c := expectedCPU(over, 15000, got); c > 20000 {
+		t.Errorf("spin %d ns costs %.0f ns a gap, over the 20 µs ceiling", got, c)
 	}
-	if tr.p90 < 20000-2*trackStep || tr.p90 > 20000+9*trackStep {
-		t.Errorf("after 1000 overshoots of 20 µs, p90 = %d ns", tr.p90)
+	if got < 33000 || got > 34200 {
+		t.Errorf("spin = %d ns, want about 34 µs", got)
 	}
-	// A regime shift up is followed within a few dozen gaps.
-	for i := range 40 {
-		tr.observe(30000)
-		if tr.p90 >= 30000 {
-			t.Logf("reached the 30 µs regime after %d gaps", i+1)
-			break
-		}
-	}
-	if tr.p90 < 30000 {
-		t.Errorf("40 gaps into a 30 µs regime, p90 = %d ns", tr.p90)
-	}
-	// One long preemption moves it by 9 steps only.
-	before := tr.p90
-	tr.observe(int64(time.Millisecond))
-	if d := tr.p90 - before; d != 9*trackStep {
-		t.Errorf("a 1 ms overshoot moved p90 by %d ns, want %d", d, 9*trackStep)
-	}
-	// The spin never passes the ceiling.
-	for range 1000 {
-		tr.observe(int64(time.Millisecond))
-	}
-	if s := tr.spin(); s != 120000 {
-		t.Errorf("spin after 1000 overshoots of 1 ms = %d ns, want the 120 µs ceiling", s)
+	sorted := slices.Sorted(slices.Values(over))
+	k, _ := slices.BinarySearch(sorted, got-int64(calibMargin))
+	if next := sorted[k+1] + int64(calibMargin); expectedCPU(over, 15000, next) <= 20000 {
+		t.Errorf("the next candidate %d ns also fits the ceiling", next)
 	}
 }
 
-func TestTrackerQuantile(t *testing.T) {
-	// Overshoots uniform in [20 µs, 40 µs): the estimate settles near the
-	// 90th percentile, 38 µs.
-	q := NewSequence(Spec{Shape: Uniform, Mean: 30 * time.Microsecond, Jitter: 1.0 / 3, Seed: 11})
-	var tr tracker
-	tr.seed([]int64{0}, 0, 0)
-	var sum, n int64
-	for i := range 40000 {
-		tr.observe(int64(q.Next()))
-		if i >= 20000 {
-			sum += tr.p90
-			n++
-		}
+func TestHistoryChooseNoRoom(t *testing.T) {
+	// Sleeps that charge more than the ceiling by themselves: the stretch
+	// is the smallest overshoot, which costs no spin and still starts the
+	// step 20 µs earlier than a plain sleep.
+	over := uniformOver(128, 20000, 40000)
+	if got := fill(over, 50000).choose(100000, 0.4); got != 20000 {
+		t.Errorf("spin = %d ns, want the smallest overshoot, 20000", got)
 	}
-	if m := sum / n; m < 37000 || m > 39000 {
-		t.Errorf("mean p90 estimate over the last 20000 overshoots = %d ns, want 38000 ± 1000", m)
+	var empty history
+	if got := empty.choose(100000, 0.4); got != 0 {
+		t.Errorf("spin from no history = %d, want 0", got)
+	}
+}
+
+func TestHistoryChooseLongGap(t *testing.T) {
+	// A 2 ms gap under the default ceiling affords the 99th percentile even
+	// with a rare 1 ms preemption among the overshoots: the preemption
+	// is the top 1% and costs nothing to leave out.
+	over := uniformOver(128, 20000, 40000)
+	over[5] = 1000000
+	got := fill(over, 15000).choose(2000000, DefaultMaxCPU)
+	if got < 39000 || got > 41000 {
+		t.Errorf("spin = %d ns, want the p99 of the usual overshoots, about 40 µs", got)
+	}
+}
+
+func TestHistoryFollows(t *testing.T) {
+	// A regime shift from 20 µs to 30 µs overshoots: within one history
+	// length the stretch covers the new regime, and the old one is gone.
+	h := fill(uniformOver(128, 19000, 21000), 5000)
+	before := h.choose(100000, 0.4)
+	if before < 21000 || before > 22000 {
+		t.Fatalf("spin in the 20 µs regime = %d ns", before)
+	}
+	for _, o := range uniformOver(histLen, 29000, 31000) {
+		h.add(o, 5000)
+	}
+	if after := h.choose(100000, 0.4); after < 31000 || after > 32000 {
+		t.Errorf("spin after %d sleeps of the 30 µs regime = %d ns, want about 31 µs", histLen, after)
+	}
+	if h.n != histLen {
+		t.Errorf("history holds %d, want %d", h.n, histLen)
+	}
+}
+
+func TestHistoryOneSpike(t *testing.T) {
+	// One long preemption among 128 sleeps does not move a p99 stretch: it
+	// is the top sample, above the 127th.
+	over := uniformOver(128, 20000, 40000)
+	h := fill(over, 1000)
+	before := h.choose(100000, 1)
+	h.add(int64(5*time.Millisecond), 1000)
+	if after := h.choose(100000, 1); after > before+200 {
+		t.Errorf("one 5 ms overshoot moved the stretch from %d to %d ns", before, after)
+	}
+}
+
+func TestUsage(t *testing.T) {
+	runtime.LockOSThread() // never unlocked: the thread exits with the test
+	for _, kind := range []Kind{Busy, Sleep, Hybrid} {
+		w := NewWaiter(Spec{Kind: kind, Mean: 200 * time.Microsecond})
+		if err := w.Begin(); err != nil {
+			t.Fatal(err)
+		}
+		var wall int64
+		for range 20 {
+			start := Now()
+			w.WaitUntil(start + int64(200*time.Microsecond))
+			wall += Now() - start
+		}
+		w.End()
+		cpu, got := w.Usage()
+		if got <= 0 || int64(got) > wall {
+			t.Errorf("%v: wall %v, want in (0, %v]", kindName[kind], got, time.Duration(wall))
+		}
+		if cpu < 0 || cpu > got+time.Millisecond {
+			t.Errorf("%v: cpu %v of wall %v", kindName[kind], cpu, got)
+		}
+		if kind == Busy && cpu != got {
+			t.Errorf("busy: cpu %v, want all of the wall %v", cpu, got)
+		}
 	}
 }
 
