@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"regexp"
 	"strconv"
 	"strings"
@@ -17,6 +16,7 @@ import (
 	"golang.org/x/perf/benchfmt"
 
 	"github.com/gapbench/gapbench/decodegap/internal/gap"
+	"github.com/gapbench/gapbench/internal/testutil"
 	"github.com/gapbench/gapbench/nullband"
 )
 
@@ -82,15 +82,7 @@ func compareFailChild(b *testing.B) {
 // benchResults parses benchfmt results out of a child's output.
 func benchResults(t *testing.T, out string) []*benchfmt.Result {
 	t.Helper()
-	rd := benchfmt.NewReader(strings.NewReader(out), "child")
-	var rs []*benchfmt.Result
-	for rd.Scan() {
-		if r, ok := rd.Result().(*benchfmt.Result); ok {
-			rs = append(rs, r.Clone())
-		}
-	}
-	require.NoError(t, rd.Err())
-	return rs
+	return testutil.ResultsString(t, out)
 }
 
 // armOf returns a result's arm and GOMAXPROCS as benchfmt reads them.
@@ -183,28 +175,21 @@ func TestCompareMeasuresEveryCPUSetting(t *testing.T) {
 
 func TestCompareFailureKeepsCompletedRounds(t *testing.T) {
 	dir := t.TempDir()
-	cmd := exec.Command(os.Args[0], "-test.run=^$", "-test.bench=^BenchmarkChild$", "-test.benchtime=32x", "-test.count=4")
-	cmd.Env = append(os.Environ(), childEnv+"=compare-fail", "TMPDIR="+dir)
-	b, err := cmd.CombinedOutput()
-	out := string(b)
+	out, err := testutil.Bench(t, []string{childEnv + "=compare-fail", "TMPDIR=" + dir}, "^BenchmarkChild$", "-test.benchtime=32x", "-test.count=4")
 	require.Error(t, err, out)
 	m := regexp.MustCompile(`decodegap.Compare: round 3 of 4 at GOMAXPROCS \d+, arm "b": opening: the model file vanished; the rounds completed before it are kept in (\S+) \(benchfmt\)`).FindStringSubmatch(out)
 	require.NotNil(t, m, out)
-	kept, err := os.ReadFile(m[1])
-	require.NoError(t, err)
-	rs := benchResults(t, string(kept))
+	rs := testutil.ResultsFile(t, m[1])
 	require.Len(t, rs, 4, "rounds 1 and 2 of both arms")
 	for _, r := range rs {
 		_, ok := r.Value("p50-sec/op")
 		assert.True(t, ok)
 	}
 
-	cmd = exec.Command(os.Args[0], "-test.run=^$", "-test.bench=^BenchmarkChild$", "-test.benchtime=32x", "-test.count=4")
-	cmd.Env = append(os.Environ(), childEnv+"=compare-fail", "TMPDIR="+dir, "DECODEGAP_TEST_NIL=1")
-	b, err = cmd.CombinedOutput()
+	out, err = testutil.Bench(t, []string{childEnv + "=compare-fail", "TMPDIR=" + dir, "DECODEGAP_TEST_NIL=1"}, "^BenchmarkChild$", "-test.benchtime=32x", "-test.count=4")
 	require.Error(t, err)
-	assert.Contains(t, string(b), `arm "b": opening returned a nil step (Arm.Open must return a step or an error)`)
-	assert.NotContains(t, string(b), "SIGSEGV")
+	assert.Contains(t, out, `arm "b": opening returned a nil step (Arm.Open must return a step or an error)`)
+	assert.NotContains(t, out, "SIGSEGV")
 }
 
 // TestCompareStopsWhenDecided: in sequential mode Compare stops once every

@@ -3,13 +3,14 @@ package decodegap
 import (
 	"errors"
 	"os"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/gapbench/gapbench/internal/testutil"
 )
 
 // childEnv selects what BenchmarkChild does when the test binary re-runs
@@ -95,10 +96,7 @@ func runChildArgs(t *testing.T, mode string, args ...string) (string, error) {
 // this test binary, in mode, with extra test flags.
 func runChildBench(t *testing.T, bench, mode string, args ...string) (string, error) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], append([]string{"-test.run=^$", "-test.bench=" + bench}, args...)...)
-	cmd.Env = append(os.Environ(), childEnv+"="+mode)
-	out, err := cmd.CombinedOutput()
-	return string(out), err
+	return testutil.Bench(t, []string{childEnv + "=" + mode}, bench, args...)
 }
 
 func TestRunReportsOnceAndNotOnTheProbe(t *testing.T) {

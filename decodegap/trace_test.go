@@ -1,28 +1,25 @@
 package decodegap
 
 import (
-	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/gapbench/gapbench/internal/testutil"
 	"github.com/gapbench/gapbench/internal/trace"
 )
 
 func TestRunWritesATraceThatParses(t *testing.T) {
 	dir := t.TempDir()
-	cmd := exec.Command(os.Args[0], "-test.run=^$", "-test.bench=^BenchmarkChild$", "-test.benchtime=300x", "-test.count=2")
-	cmd.Env = append(os.Environ(), childEnv+"=gap", trace.EnvDir+"="+dir)
-	out, err := cmd.CombinedOutput()
-	require.NoError(t, err, string(out))
+	out, err := testutil.Bench(t, []string{childEnv + "=gap", trace.EnvDir + "=" + dir}, "^BenchmarkChild$", "-test.benchtime=300x", "-test.count=2")
+	require.NoError(t, err, out)
 
 	files, err := filepath.Glob(filepath.Join(dir, "*"+trace.Ext))
 	require.NoError(t, err)
 	require.Len(t, files, 2, "one trace per -count run, none for the N=1 probes, none overwritten")
-	assert.Contains(t, string(out), "trace: "+dir)
+	assert.Contains(t, out, "trace: "+dir)
 
 	tr, err := trace.ReadFile(files[0])
 	require.NoError(t, err)
