@@ -11,7 +11,7 @@ import (
 // Thread phases: when Run first saw a thread.
 const (
 	phaseBefore   = iota // already there when Run started
-	phaseSetup           // created while Run opened instances (Config.Open, Config.Null, sessions)
+	phaseSetup           // created while the instances were opened (the step, the null instance, sessions)
 	phaseWarmup          // created during the warm-up iterations
 	phaseRecorded        // created during the recorded iterations
 	nPhases

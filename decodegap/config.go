@@ -35,8 +35,8 @@ const (
 	// zero value.
 	GapHybrid GapKind = iota
 	// GapSleep sleeps through the whole gap with clock_nanosleep; the step
-	// starts late by the kernel's wake-up latency (20-33 µs at p50 on the
-	// 2-vCPU KVM guests this was built on; about 10 µs on quieter hosts).
+	// starts late by the kernel's wake-up latency (tens of µs on a busy
+	// guest; measured figures in docs/decodegap-figures.md).
 	GapSleep
 	// GapBusy spins on the monotonic clock for the whole gap: exact, but the
 	// measuring thread never leaves its CPU.
