@@ -10,8 +10,12 @@
 #   BenchmarkVADCensus  the 2-thread setting at a 2 ms gap with spinning on
 #                       and off under decodegap.Run, for the thread census;
 #
-# writes their whole output to one file, and prints the benchstat table of the
-# main metrics (go tool benchstat -col /arm), the verdicts, and the census.
+# writes their whole output to one file, and prints a summary: first the
+# weather (how many blocks the contention screen called contended, and the
+# foreign-%, psi-some-% and load1 the blocks saw), then the verdicts, the
+# benchstat table of the main metrics (go tool benchstat -col /arm), and the
+# census. While the benchmarks run, Compare prints one progress line per
+# block (round, arm, elapsed, ETA) on standard error.
 #
 # Settings (environment):
 #   BENCH_COUNT       rounds, -count (default 8: the verdict's confidence
@@ -48,50 +52,66 @@ die() {
 	exit 1
 }
 
-# run NAME ARGS...: run go test in examples/vad with ARGS, appending to $out;
-# on failure show the end of its output.
+workdir=$(mktemp -d "${TMPDIR:-/tmp}/bench.XXXXXX")
+trap 'rm -rf "$workdir"' EXIT
+bin="$workdir/vad.test"
+
+# run NAME ARGS...: run the benchmark binary in examples/vad with test flags
+# ARGS, appending its standard output (the results and logs) to $out. Its
+# standard error (Compare's progress, one line per block) goes straight to
+# the terminal. On failure, show the end of its output.
 run() {
 	local name=$1
 	shift
-	local log
-	log=$(mktemp "${TMPDIR:-/tmp}/bench.XXXXXX")
-	if ! (cd "$here" && "$go" test -run '^$' "$@" >"$log" 2>&1); then
+	local log="$workdir/run.log"
+	if ! (cd "$here" && "$bin" -test.run '^$' "$@" >"$log"); then
 		tail -n 40 "$log" >&2
-		rm -f "$log"
 		die "$name failed (above: the end of its output)"
 	fi
 	cat "$log" >>"$out"
-	rm -f "$log"
 }
 
 : >"$out"
-echo "bench.sh: BenchmarkVAD: 4 settings + null in $count interleaved rounds (-count $count): gaps 0s and 100µs with $steps steps per arm (-benchtime=${steps}x), 2ms with $steps2ms (-benchtime=${steps2ms}x)"
-run BenchmarkVAD -bench '^BenchmarkVAD$/^gap=(0s|100µs)$' -benchtime="${steps}x" -count "$count"
-run BenchmarkVAD -bench '^BenchmarkVAD$/^gap=2ms$' -benchtime="${steps2ms}x" -count "$count"
+echo "bench.sh: building the benchmark binary (go test -c; a first build compiles ONNX Runtime's Go binding, a minute or more)"
+(cd "$here" && "$go" test -c -o "$bin" .) || die "go test -c failed in $here (above: why)"
+echo "bench.sh: BenchmarkVAD: 4 settings + null in $count interleaved rounds (-count $count): gaps 0s and 100µs with $steps steps per arm (-benchtime=${steps}x), 2ms with $steps2ms (-benchtime=${steps2ms}x); progress: one line per block"
+run BenchmarkVAD -test.bench '^BenchmarkVAD$/^gap=(0s|100µs)$' -test.benchtime="${steps}x" -test.count "$count"
+run BenchmarkVAD -test.bench '^BenchmarkVAD$/^gap=2ms$' -test.benchtime="${steps2ms}x" -test.count "$count"
 # Without ONNX Runtime or the model the benchmarks skip, which go test reports
 # as a pass with no results.
 grep -q '^BenchmarkVAD/' "$out" ||
 	die "BenchmarkVAD reported no results: it skips when ONNX Runtime or the Silero VAD model is missing; run 'make deps' at the repository root (or set ONNXRUNTIME_LIB and GAPBENCH_VAD_MODEL), then run this again"
 echo "bench.sh: BenchmarkVADCensus: intra2 at a 2ms gap, spinning on and off, $census_steps steps each (-benchtime=${census_steps}x)"
-run BenchmarkVADCensus -bench '^BenchmarkVADCensus$' -benchtime="${census_steps}x" -count 1
+run BenchmarkVADCensus -test.bench '^BenchmarkVADCensus$' -test.benchtime="${census_steps}x" -test.count 1
 echo "bench.sh: full output in $out"
+
+# The weather first: how many blocks the contention screen called contended
+# (each block's log has one "host: contended: ..." or "host: clean ..."
+# line), and the contention figures of the result lines (median and largest
+# over the blocks). When most blocks were contended, say what that costs the
+# verdicts and what to do about it.
+echo
+echo "== weather: the host while BenchmarkVAD ran"
+awk -v count="$count" -f "$here/weather.awk" "$out"
+
+# The verdicts head the log of each gap's last line (its null arm's last
+# round): the lines after "order at GOMAXPROCS ..." up to "round N of N".
+echo
+echo "== verdicts: each arm against the first arm, mean step (ns/op), median step (p50-ns/op) and CPU per wall second (cpu/wall), judged against the null arm"
+awk '
+	/^--- BENCH: / { cur = $3; head = 0; if (cur ~ /^BenchmarkVAD\//) { split(cur, p, "/"); gap = p[2] } ; next }
+	cur !~ /^BenchmarkVAD\// { next }
+	/^[ \t]+([a-z_]+\.go:[0-9]+: )?order at GOMAXPROCS/ { print gap; head = 1; next }
+	head && /^[ \t]+round [0-9]+ of [0-9]+ at GOMAXPROCS/ { head = 0; next }
+	head && /^[ \t]/ { sub(/^[ \t]+/, ""); print "  " $0; next }
+	{ head = 0 }
+' "$out"
 
 echo
 echo "== benchstat: step latency, CPU per wall second, achieved gap and null ratio by arm"
 echo "   (every metric: go tool benchstat -col /arm -filter .name:VAD $out)"
 (cd "$repo_root" && "$go" tool benchstat -col /arm \
 	-filter '.name:VAD .unit:(sec/op OR p50-sec/op OR p90-sec/op OR cpu/wall OR gap-sec/op OR null-ratio)' "$out")
-
-# The verdicts head the log of each gap's last line (its null arm's last
-# round); the census is in the log of each BenchmarkVADCensus line.
-echo
-echo "== verdicts: each arm against the first arm, mean step (ns/op), median step (p50-ns/op) and CPU per wall second (cpu/wall), judged against the null band"
-awk '
-	/^--- BENCH: BenchmarkVAD\// { split($3, p, "/"); gap = p[2] }
-	/^--- BENCH: / { cur = $3 }
-	cur ~ /^BenchmarkVAD\// && /^[ \t]+(compare\.go:[0-9]+: )?order \(Config\.Seed/ { print gap }
-	cur ~ /^BenchmarkVAD\// && / vs [^ ]+: ns\/op / { sub(/^[ \t]+/, ""); print "  " $0 }
-' "$out"
 
 echo
 echo "== census: BenchmarkVADCensus, where the CPU went at a 2ms gap"

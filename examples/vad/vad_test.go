@@ -73,17 +73,25 @@ func TestBenchScriptRunsTheComparisonAndPrintsTheVerdicts(t *testing.T) {
 	// every gap, then the census of each spinning setting.
 	assert.Contains(t, printed, "in 3 interleaved rounds (-count 3): gaps 0s and 100µs with 64 steps per arm (-benchtime=64x), 2ms with 64 (-benchtime=64x)")
 	assert.Contains(t, printed, "full output in "+file)
+	assert.Contains(t, printed, "decodegap.Compare: BenchmarkVAD/gap=0s: round 1/3, ", "Compare's progress reaches the terminal")
 	assertArmTable(t, printed, []string{"sec/op", "p50-sec/op", "p90-sec/op", "cpu/wall", "gap-sec/op", "null-ratio"})
 	assert.NotContains(t, printed, "p99-sec/op", "bench.sh prints the main metrics only")
-	_, verdicts, ok := strings.Cut(printed, "== verdicts: each arm against the first arm, mean step (ns/op), median step (p50-ns/op) and CPU per wall second (cpu/wall), judged against the null band\n")
+	// The summary opens with the weather (weather.awk, tested on its own
+	// in weather_test.go), then the verdicts, benchstat and the census.
+	_, summary, ok := strings.Cut(printed, "bench.sh: full output in "+file+"\n\n== weather: the host while BenchmarkVAD ran\n")
 	require.True(t, ok, printed)
-	verdicts, census, ok := strings.Cut(verdicts, "\n== census: BenchmarkVADCensus, where the CPU went at a 2ms gap\n")
+	assert.Regexp(t, `^  (contended: \d+ of the \d+ blocks screened \(\d+%\); over all 45 blocks: foreign-% |the contention screen did not run on any of the 45 blocks)`, summary)
+	_, verdicts, ok := strings.Cut(summary, "\n== verdicts: each arm against the first arm, mean step (ns/op), median step (p50-ns/op) and CPU per wall second (cpu/wall), judged against the null arm\n")
+	require.True(t, ok, printed)
+	verdicts, rest, ok := strings.Cut(verdicts, "\n== benchstat: ")
+	require.True(t, ok, printed)
+	_, census, ok := strings.Cut(rest, "\n== census: BenchmarkVADCensus, where the CPU went at a 2ms gap\n")
 	require.True(t, ok, printed)
 	var wantVerdicts []string
 	for _, g := range gapNames {
 		wantVerdicts = append(wantVerdicts, g)
 		for _, s := range Settings[1:] {
-			wantVerdicts = append(wantVerdicts, "  "+s.Name+" vs "+Settings[0].Name+": ns/op ")
+			wantVerdicts = append(wantVerdicts, "  "+s.Name+" vs "+Settings[0].Name+": ")
 		}
 	}
 	lines := strings.Split(strings.TrimSpace(verdicts), "\n")
