@@ -5,7 +5,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/gapbench/gapbench/decodegap/internal/gap"
 	"github.com/gapbench/gapbench/decodegap/internal/steady"
 	"github.com/gapbench/gapbench/hostmon"
 	"github.com/gapbench/gapbench/internal/quantile"
@@ -310,10 +309,6 @@ func roundUp2(n int) int {
 // gapStats starts the gap figures: the settings and what the waits used.
 func (r *runner) gapStats() gapStats {
 	cpu, wall := r.waiter.Usage()
-	maxCPU := r.s.gap.MaxCPU
-	if maxCPU == 0 {
-		maxCPU = gap.DefaultMaxCPU
-	}
 	return gapStats{kind: r.s.gap.Kind, shape: r.s.gap.Shape, spin: r.waiter.Spin(),
-		cpuNs: int64(cpu), wallNs: int64(wall), maxCPU: maxCPU}
+		cpuNs: int64(cpu), wallNs: int64(wall), maxCPU: r.waiter.MaxCPU()}
 }

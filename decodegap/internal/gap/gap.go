@@ -72,13 +72,15 @@
 // learned: Hybrid sleeps until the deadline minus S, then spins the rest,
 // and chooses S from the last 128 sleeps' overshoot (how late a sleep
 // wakes: wake-up minus requested wake-up) and the CPU time each sleep
-// charged the thread (CLOCK_THREAD_CPUTIME_ID around it). A gap then costs
+// charged the thread (CLOCK_THREAD_CPUTIME_ID around one sleep in 8, the
+// running mean of those for the others). A gap then costs
 // the sleep's CPU plus the spin from the wake-up to the deadline,
 // max(S − overshoot, 0), and is late by max(overshoot − S, 0). For each
 // candidate S = q-quantile of the overshoots + 1 µs, from q = 0.99 down,
 // the expected CPU of a gap is the mean sleep charge plus the mean of
 // max(S − overshoot, 0) over the 128; S is the largest whose expected CPU
-// is within Spec.MaxCPU × the mean gap. When none is, S is the smallest
+// is within Spec.MaxCPU × the mean gap (by default 40% of it and at most
+// 40 µs). When none is, S is the smallest
 // overshoot seen, which costs no spin at all and still takes it off the
 // lateness. So on a quiet host S sits at the 99th percentile (nearly every
 // gap on time), and where waking costs more or is more erratic the ceiling
@@ -158,14 +160,18 @@ type Spec struct {
 	Jitter float64         // half-width of Uniform as a fraction of Mean
 	Trace  []time.Duration // gaps for Trace, cycled; entries < 0 count as 0
 	Spin   time.Duration   // Hybrid's spin stretch; 0 learns it (see the package doc)
-	MaxCPU float64         // Hybrid's CPU ceiling, a fraction of the mean gap; <= 0 means DefaultMaxCPU
+	MaxCPU float64         // Hybrid's CPU ceiling, a fraction of the mean gap; <= 0 means the defaults below
 	Seed   uint64          // seed of Uniform and Exponential
 }
 
-// DefaultMaxCPU is the CPU ceiling of a learned spin stretch when
-// Spec.MaxCPU is 0: the expected CPU time of a Hybrid gap (sleep charge and
-// spin) stays within this fraction of the mean gap.
-const DefaultMaxCPU = 0.4
+// DefaultMaxCPU and DefaultMaxCPUTime are the CPU ceiling of a learned
+// spin stretch when Spec.MaxCPU is 0: the expected CPU time of a Hybrid gap
+// (sleep charge and spin) stays within DefaultMaxCPU of the mean gap and
+// within DefaultMaxCPUTime, so 40% of a 100 µs gap and 2% of a 2 ms one.
+const (
+	DefaultMaxCPU     = 0.4
+	DefaultMaxCPUTime = 40 * time.Microsecond
+)
 
 // Sequence yields the requested gaps of a Spec. Its API is modeled on an
 // iterator's Next; it is deterministic for a Spec and not safe for
@@ -228,13 +234,15 @@ func (q *Sequence) Next() time.Duration {
 
 // Spin parameters; see the package doc.
 const (
-	calibProbes = 32                     // measured sleeps
-	calibMin    = 10 * time.Microsecond  // shortest probe sleep
-	calibMax    = 500 * time.Microsecond // longest probe sleep
-	calibMargin = time.Microsecond       // added to the chosen quantile
-	histLen     = 128                    // sleeps in the history
-	chooseEvery = 16                     // sleeps between two choices of the stretch
-	topQuantile = 0.99                   // the highest quantile the stretch covers
+	calibProbes  = 32                     // measured sleeps
+	calibMin     = 10 * time.Microsecond  // shortest probe sleep
+	calibMax     = 500 * time.Microsecond // longest probe sleep
+	calibMargin  = time.Microsecond       // added to the chosen quantile
+	histLen      = 128                    // sleeps in the history
+	chargeEvery  = 8                      // sleeps per reading of their CPU time
+	chargeWeight = 8                      // weight of the running mean of the readings
+	chooseEvery  = 16                     // sleeps between two choices of the stretch
+	topQuantile  = 0.99                   // the highest quantile the stretch covers
 )
 
 // Waiter spends gaps on one locked OS thread, between Begin and End. It is
@@ -252,18 +260,26 @@ type Waiter struct {
 	slack  int           // timer slack of the thread before Begin, in ns
 	tid    int           // thread of Begin; 0 when not begun
 	// cpuNs and wallNs sum the CPU time and the wall time of the waits
-	// since Begin (see Usage); lastCharge is the last sleep's CPU time.
+	// since Begin (see Usage); lastCharge is the CPU time counted for the
+	// last sleep, charge the running mean of the sleeps' CPU time and
+	// sleeps their count (see sleepCharged).
 	cpuNs, wallNs, lastCharge int64
+	charge                    float64
+	sleeps                    int
 }
 
 // NewWaiter returns a Waiter for s. Call Begin before waiting: without it
 // the timer slack is the thread's own and Hybrid has no spin stretch.
 func NewWaiter(s Spec) *Waiter {
+	mean := meanGap(s)
 	maxCPU := s.MaxCPU
 	if !(maxCPU > 0) {
 		maxCPU = DefaultMaxCPU
+		if mean > 0 {
+			maxCPU = min(maxCPU, float64(DefaultMaxCPUTime)/float64(mean))
+		}
 	}
-	return &Waiter{kind: s.Kind, given: max(s.Spin, 0), mean: meanGap(s), maxCPU: maxCPU, off: monoOffset()}
+	return &Waiter{kind: s.Kind, given: max(s.Spin, 0), mean: mean, maxCPU: maxCPU, off: monoOffset()}
 }
 
 // meanGap is the mean requested gap of s: Mean, or the mean of Trace.
@@ -321,7 +337,7 @@ func (w *Waiter) Begin() error {
 	}
 	w.slack, w.tid = old, unix.Gettid()
 	w.spin, w.adapt = 0, false
-	w.cpuNs, w.wallNs = 0, 0
+	w.cpuNs, w.wallNs, w.charge, w.sleeps = 0, 0, 0, 0
 	if w.kind == Busy {
 		return nil
 	}
@@ -373,12 +389,15 @@ func (w *Waiter) calibrate() error {
 		cpuOK = cpuOK && err0 == nil && err1 == nil
 	}
 	w.hist = history{}
+	var sum int64
 	for i := range over {
 		if !cpuOK {
 			cpu[i] = 0
 		}
 		w.hist.add(over[i], cpu[i])
+		sum += max(cpu[i], 0)
 	}
+	w.charge = float64(sum) / calibProbes
 	w.spin, w.adapt = w.hist.choose(mean, w.maxCPU), true
 	return nil
 }
@@ -467,11 +486,15 @@ func (w *Waiter) End() {
 // Begin.
 func (w *Waiter) Spin() time.Duration { return time.Duration(w.spin) }
 
+// MaxCPU returns the CPU ceiling in effect, a fraction of the mean gap.
+func (w *Waiter) MaxCPU() float64 { return w.maxCPU }
+
 // Usage returns the CPU time and the wall time that the waits took since
 // Begin. CPU time is what the thread was charged for its sleeps
-// (CLOCK_THREAD_CPUTIME_ID read around each) plus the wall time of its
-// spins (a spin that the host preempted counts in full); wall time runs
-// from each WaitUntil call to its return.
+// (CLOCK_THREAD_CPUTIME_ID read around one sleep in 8, the others counted
+// at the running mean of those readings) plus the wall time of its spins
+// (a spin that the host preempted counts in full); wall time runs from each
+// WaitUntil call to its return.
 func (w *Waiter) Usage() (cpu, wall time.Duration) {
 	return time.Duration(w.cpuNs), time.Duration(w.wallNs)
 }
@@ -507,22 +530,30 @@ func (w *Waiter) WaitUntil(deadline int64) {
 	w.wallNs += end - now
 }
 
-// sleepCharged sleeps until t, adds the CPU time the sleep charged the
-// thread to w.cpuNs (and keeps it in w.lastCharge), and returns Now() after
-// the wake-up (after the CPU time reading, which is part of the charge) and
-// whether the sleep and the readings succeeded.
+// sleepCharged sleeps until t and adds the CPU time the sleep charged the
+// thread to w.cpuNs (and keeps it in w.lastCharge). Reading a thread's CPU
+// time is a system call (a few µs on a busy virtual machine), so it reads
+// it around one sleep in chargeEvery and counts the others at the running
+// mean of those readings. It returns Now() after the wake-up (after the
+// reading, which is part of the wake-up) and whether the sleep succeeded.
 func (w *Waiter) sleepCharged(t int64) (int64, bool) {
+	w.sleeps++
+	if w.sleeps%chargeEvery != 0 {
+		err := w.sleepUntil(t)
+		w.lastCharge = int64(w.charge)
+		w.cpuNs += w.lastCharge
+		return Now(), err == nil
+	}
 	c0, err0 := threadCPU()
 	err := w.sleepUntil(t)
 	c1, err1 := threadCPU()
 	woke := Now()
-	w.lastCharge = 0
-	if err0 != nil || err1 != nil || err != nil {
-		return woke, false
+	if err0 == nil && err1 == nil && err == nil {
+		w.charge += (float64(c1-c0) - w.charge) / chargeWeight
 	}
-	w.lastCharge = c1 - c0
+	w.lastCharge = int64(w.charge)
 	w.cpuNs += w.lastCharge
-	return woke, true
+	return woke, err == nil
 }
 
 // sleepUntil sleeps until Now() >= t, reissuing the same absolute request
