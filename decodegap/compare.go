@@ -57,8 +57,12 @@ const NullArm = "null"
 // order drawn afresh each round from CompareConfig.Seed, with no arm twice
 // in a row across a round boundary. A null arm, a second instance of the
 // first arm, runs in every round unless CompareConfig.NoNullArm is set; it
-// calibrates the verdicts. How rounds map onto -count and -cpu, and what
-// testing prints, is in testingcontract.go's contract (see the package doc).
+// calibrates the verdicts: each arm against the first on ns/op, p50-ns/op
+// and cpu/wall (nullband.Judge, sequential with -count the most rounds,
+// contended rounds quarantined). The order and the verdict table are
+// printed after the arms' lines. With one -cpu value Compare stops once
+// every verdict is decided, and each arm then prints one line per round
+// run; with several, every value gets -count rounds at that GOMAXPROCS.
 //
 // Between blocks Compare writes one progress line to stderr. A failure in
 // round k (an open, a nil step, a step error) stops the benchmark with an
@@ -112,8 +116,10 @@ func Compare(b *testing.B, cfg CompareConfig, arms ...Arm) {
 		b.Fatalf("decodegap.Compare: %v", err)
 	}
 	last := c.res[len(p.procs)-1]
-	last[len(all)-1][c.rounds-1].summary = c.summary()
+	last[len(all)-1][c.rounds-1].summary = &compareSummary{lines: []string{
+		fmt.Sprintf("decodegap.Compare: the order and the verdicts are printed after the arms' lines (%d rounds run, -count = %d)", c.rounds, p.count)}}
 	c.replay(b)
+	writeSummary(summaryOut, c.bench, c.summary())
 }
 
 // comparison is one call of Compare: its arms, block size and plan, and the

@@ -16,6 +16,7 @@ import (
 	"golang.org/x/perf/benchfmt"
 
 	"github.com/gapbench/gapbench/decodegap/internal/gap"
+	"github.com/gapbench/gapbench/hostmon"
 	"github.com/gapbench/gapbench/internal/testutil"
 	"github.com/gapbench/gapbench/nullband"
 )
@@ -43,7 +44,10 @@ func compareChild(b *testing.B) {
 			return spinFor(d), func() error { closed++; return nil }, nil
 		}
 	}
-	Compare(b, CompareConfig{Window: 8, Seed: 3, Parity: func() error { fmt.Fprintln(os.Stderr, "parity checked"); return nil }},
+	// A screen that marks nothing contended: on a loaded host every round
+	// would be quarantined and the verdicts undecided.
+	never := hostmon.Thresholds{ForeignBusyPct: 1e9, SiblingBusyPct: 1e9, RunQueueWaitPct: 1e9, StealPct: 1e9, PSISomePct: 1e9, Load1PerCPU: 1e9, ThrottledPct: 1e9}
+	Compare(b, CompareConfig{Window: 8, Seed: 3, Screen: Screen{Thresholds: never}, Parity: func() error { fmt.Fprintln(os.Stderr, "parity checked"); return nil }},
 		Arm{Name: "fast", Open: open(5 * time.Microsecond)},
 		Arm{Name: "slow", Open: open(10 * time.Microsecond)})
 }
@@ -145,6 +149,11 @@ func TestCompareInterleavesArmsAndReportsEachRound(t *testing.T) {
 	for _, unit := range []string{"ns/op", "p50-ns/op", "cpu/wall"} {
 		assert.Regexp(t, `(?m)^ +slow +`+regexp.QuoteMeta(unit)+` +(faster|slower|equivalent|undecided) +\d+\.\d{3} `, out)
 	}
+	// The median step of a 10 µs spin against a 5 µs one: twice as slow.
+	assert.Regexp(t, `(?m)^ +slow +p50-ns/op +slower +(1\.9\d\d|2\.0\d\d) `, out)
+	// Printed once, after the arms' lines, where benchstat skips it.
+	assert.Equal(t, 1, strings.Count(out, "--- decodegap.Compare: BenchmarkChild: order and verdicts"))
+	assert.Contains(t, out, "decodegap.Compare: the order and the verdicts are printed after the arms' lines (6 rounds run, -count = 6)")
 	assert.NotContains(t, out, "opened while another was still open")
 	assert.Equal(t, 1, strings.Count(out, "parity checked"), "CompareConfig.Parity runs once, before the rounds")
 	// Progress: one line per block on stderr, between blocks.

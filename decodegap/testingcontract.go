@@ -31,6 +31,11 @@ import (
 // restores it after, so each arm prints exactly one line per round run:
 // nothing is printed for rounds not run. With several -cpu values every
 // setting runs -count rounds (testing's -count is one number for all).
+//
+// The order used and the verdict table (internal/verdicttext) are printed
+// once, on stdout after every arm's lines, each line indented so that
+// benchfmt and benchstat skip it: testing would keep only ten lines of the
+// last arm's log, which says where they are.
 
 // plan is what Compare reads from testing's flags.
 type plan struct {

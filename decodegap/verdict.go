@@ -2,6 +2,8 @@ package decodegap
 
 import (
 	"fmt"
+	"io"
+	"os"
 	"strings"
 
 	"github.com/gapbench/gapbench/internal/verdicttext"
@@ -65,9 +67,24 @@ func (c *comparison) judge(pi, rounds int) bool {
 // contended reports whether the contention screen marked a block.
 func contended(r *result) bool { return r.host.ok && r.host.verdict.Contended }
 
-// compareSummary is the head of the last arm's last log: the order used
-// and the verdicts.
+// compareSummary is lines of Compare's own: the order used and the
+// verdicts, or the note in the last arm's last log that points at them.
 type compareSummary struct{ lines []string }
+
+// summaryOut is where the order and the verdicts go: stdout, after the
+// arms' result lines.
+var summaryOut io.Writer = os.Stdout
+
+// writeSummary prints the summary of benchmark bench, every line indented
+// by four spaces: benchfmt and benchstat skip indented lines (an unindented
+// "word: ..." line would be read as a configuration key), and testing would
+// keep only ten lines of a log.
+func writeSummary(w io.Writer, bench string, sum *compareSummary) {
+	fmt.Fprintf(w, "    --- decodegap.Compare: %s: order and verdicts\n", bench)
+	for _, l := range sum.lines {
+		fmt.Fprintf(w, "    %s\n", l)
+	}
+}
 
 // summary writes the order and the verdicts of every setting.
 func (c *comparison) summary() *compareSummary {
