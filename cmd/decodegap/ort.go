@@ -86,6 +86,9 @@ type ortFlags struct {
 	gapShape   string
 	jitter     float64
 	warmup     int
+	sessions   int
+	cores      int
+	cpus       string
 	benchtime  string
 	rounds     int
 	parity     int
@@ -116,6 +119,9 @@ type ortChild struct {
 	GapShape  string
 	Jitter    float64
 	Warmup    int
+	Sessions  int
+	Cores     int
+	CPUs      []int
 	Benchtime string
 	// gap is the parsed gap, in the child.
 	gap decodegap.Gap
@@ -142,6 +148,9 @@ func runORT(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&f.gapShape, "gap-shape", "constant", "how the gap varies: constant, uniform (±-jitter) or exponential")
 	fs.Float64Var(&f.jitter, "jitter", 0, "half-width of a uniform gap as a `fraction` of -gap")
 	fs.IntVar(&f.warmup, "warmup", 32, "`steps` run and discarded at the start of each block")
+	fs.IntVar(&f.sessions, "sessions", 0, "run `N` independent instances at once, released together each step (decodegap's RunConfig.Sessions); 0 and 1 mean one")
+	fs.IntVar(&f.cores, "cores", 0, "confine each block to `N` physical cores, one logical CPU each (RunConfig.Budget.Cores); 0 does not confine")
+	fs.StringVar(&f.cpus, "cpus", "", "confine each block to these logical CPUs, `LIST` like 0,2-3 (RunConfig.Budget.CPUs); wins over -cores")
 	fs.StringVar(&f.benchtime, "benchtime", "600x", "steps per block (`Nx`), or a duration (2s) as go test reads it")
 	fs.IntVar(&f.rounds, "rounds", 10, "number of `rounds`")
 	fs.IntVar(&f.parity, "parity", 32, "`steps` of the parity check of every arm against the first (0: none)")
@@ -187,6 +196,13 @@ func runORT(args []string, stdout, stderr io.Writer) int {
 	if _, err := gapKind(f.gapKind); err != nil {
 		return usageErr("%v", err)
 	}
+	if f.sessions < 0 || f.cores < 0 {
+		return usageErr("-sessions %d, -cores %d: neither may be negative", f.sessions, f.cores)
+	}
+	cpus, err := parseCPUList(f.cpus)
+	if err != nil {
+		return usageErr("%v", err)
+	}
 	if _, err := gapShape(f.gapShape); err != nil {
 		return usageErr("%v", err)
 	}
@@ -227,6 +243,7 @@ func runORT(args []string, stdout, stderr io.Writer) int {
 	var iarms []interleave.Arm
 	for _, a := range append(arms, ortArm{name: "null", opts: arms[0].opts, spec: arms[0].spec}) {
 		spec := f.childSpec(abs, cfg, a)
+		spec.CPUs = cpus
 		js, err := json.Marshal(spec)
 		if err != nil {
 			fmt.Fprintf(stderr, "decodegap ort: %v\n", err)
@@ -427,7 +444,8 @@ func (f *ortFlags) tolerances() (ort.Tolerances, error) {
 func (f *ortFlags) childSpec(model string, cfg ort.ModelConfig, a ortArm) ortChild {
 	c := ortChild{Model: model, Arm: a.name, Options: a.spec, Dims: cfg.Dims, Shapes: cfg.Shapes,
 		State: cfg.State, NoAuto: cfg.NoAutoState, Seed: f.seed, Gap: f.gap, GapKind: f.gapKind,
-		GapShape: f.gapShape, Jitter: f.jitter, Warmup: f.warmup, Benchtime: f.benchtime}
+		GapShape: f.gapShape, Jitter: f.jitter, Warmup: f.warmup, Sessions: f.sessions, Cores: f.cores,
+		Benchtime: f.benchtime}
 	if len(cfg.Inputs) > 0 {
 		c.Inputs = map[string]string{}
 		for k, v := range cfg.Inputs {
@@ -555,6 +573,29 @@ func parseOptions(spec string) (ort.Options, error) {
 		}
 	}
 	return o, nil
+}
+
+// parseCPUList parses "0,2-3" into [0 2 3]; "" is nil.
+func parseCPUList(s string) ([]int, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, nil
+	}
+	var cpus []int
+	for _, part := range strings.Split(s, ",") {
+		lo, hi, isRange := strings.Cut(strings.TrimSpace(part), "-")
+		a, err1 := strconv.Atoi(lo)
+		b, err2 := a, error(nil)
+		if isRange {
+			b, err2 = strconv.Atoi(hi)
+		}
+		if err1 != nil || err2 != nil || a < 0 || b < a {
+			return nil, fmt.Errorf("-cpus %q: write a list of CPUs and ranges, e.g. 0,2-3", s)
+		}
+		for c := a; c <= b; c++ {
+			cpus = append(cpus, c)
+		}
+	}
+	return cpus, nil
 }
 
 func gapKind(s string) (decodegap.GapKind, error) {

@@ -79,6 +79,19 @@ func TestORTModelConfigFlags(t *testing.T) {
 	assert.EqualError(t, err, `-tol "1e-3": write ABS,REL with both ≥ 0, e.g. 1e-5,1e-4`)
 }
 
+func TestORTParseCPUList(t *testing.T) {
+	got, err := parseCPUList("0,2-4, 7")
+	require.NoError(t, err)
+	assert.Equal(t, []int{0, 2, 3, 4, 7}, got)
+	got, err = parseCPUList("")
+	require.NoError(t, err)
+	assert.Nil(t, got)
+	for _, bad := range []string{"a", "3-1", "-1", "1,"} {
+		_, err := parseCPUList(bad)
+		assert.EqualError(t, err, `-cpus "`+bad+`": write a list of CPUs and ranges, e.g. 0,2-3`)
+	}
+}
+
 func TestORTUsageErrors(t *testing.T) {
 	for _, c := range []struct {
 		args []string

@@ -70,7 +70,8 @@ func runORTChild(js string, args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	bench := func(b *testing.B) {
-		decodegap.Run(b, decodegap.RunConfig{Gap: c.gap, Warmup: c.Warmup, Seed: c.Seed}, func() (decodegap.Step, func() error, error) {
+		decodegap.Run(b, decodegap.RunConfig{Gap: c.gap, Warmup: c.Warmup, Seed: c.Seed, Sessions: c.Sessions,
+			Budget: decodegap.Budget{Cores: c.Cores, CPUs: c.CPUs}}, func() (decodegap.Step, func() error, error) {
 			m, err := ort.OpenModel(cfg)
 			if err != nil {
 				return nil, nil, err
