@@ -34,8 +34,14 @@ const interleaveUsage = `usage: decodegap interleave [flags] base=TARGET cand=TA
 
 Runs every arm once per round, each run a separate process with -test.count=1,
 in an order drawn afresh each round, for -rounds rounds. A null arm (a second
-process of the first arm, the base) runs in every round; how far it strays from
-the base is the null band every other arm is judged against.
+process of the first arm, the base) runs in every round and calibrates the
+verdict: B/A is judged faster, slower, equivalent within ±-delta, or
+undecided, and withheld when A'/A itself differs (the arms did not share the
+host's conditions).
+
+With -until-decided, rounds run until every judged metric is decided, at most
+-max-rounds; the test spends its error rate over the repeated looks, so
+stopping early does not inflate false alarms. The rounds used are reported.
 
 TARGET is a test binary (./old.test) or a package directory (./pkg), which is
 built first with 'go test -c' and run in its directory. Arguments after the
@@ -77,6 +83,28 @@ type interleaveFlags struct {
 	plot      string
 	timeout   time.Duration
 	maxFailed int
+	// untilDecided runs rounds until every verdict is decided, at most
+	// maxRounds (nullband's sequential mode).
+	untilDecided bool
+	maxRounds    int
+	delta        float64
+}
+
+// options returns the verdict's options for these flags.
+func (f interleaveFlags) options() nullband.Options {
+	o := nullband.Options{Delta: f.delta}
+	if f.untilDecided {
+		o.MaxRounds = f.maxRounds
+	}
+	return o
+}
+
+// roundsFlag names the flag that sets the number of rounds.
+func (f interleaveFlags) roundsFlag() string {
+	if f.untilDecided {
+		return "-max-rounds"
+	}
+	return "-rounds"
 }
 
 // maxRounds bounds -rounds, so that rounds × arms stays far inside an int.
@@ -90,7 +118,10 @@ func runInterleave(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stderr, interleaveUsage)
 		fs.PrintDefaults()
 	}
-	fs.IntVar(&f.rounds, "rounds", 10, "number of `rounds`; the verdict needs ≥ 6 accepted rounds for a 95% CI")
+	fs.IntVar(&f.rounds, "rounds", 10, "number of `rounds`; the verdict needs ≥ 6 used rounds for a 95% CI")
+	fs.BoolVar(&f.untilDecided, "until-decided", false, "run rounds until every judged metric is decided (faster, slower or equivalent), at most -max-rounds; the test accounts for the repeated looks")
+	fs.IntVar(&f.maxRounds, "max-rounds", 0, "with -until-decided, the most `rounds` to run")
+	fs.Float64Var(&f.delta, "delta", 0.02, "equivalence margin as a `fraction`: B/A within ±delta is equivalent")
 	fs.Uint64Var(&f.seed, "seed", 0, "`seed` of the per-round order; 0 draws one (it is printed, and written to the output)")
 	fs.StringVar(&f.out, "o", "", "output `file` (Go benchmark format); must not exist; default interleave-YYYYMMDD-HHMMSS.txt")
 	fs.StringVar(&f.bench, "bench", ".", "benchmark `regexp`, passed as -test.bench")
@@ -118,11 +149,26 @@ func runInterleave(args []string, stdout, stderr io.Writer) int {
 	if fs.NArg() < 2 {
 		return usageErr("give at least two arms, base first: old=./old.test new=./new.test (for an A/A check, the same target twice: a=./x.test b=./x.test)")
 	}
-	if f.rounds < 1 {
+	set := map[string]bool{}
+	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
+	switch {
+	case f.untilDecided && set["rounds"]:
+		return usageErr("-rounds and -until-decided: give -max-rounds N instead of -rounds with -until-decided")
+	case f.untilDecided && f.maxRounds == 0:
+		return usageErr("-until-decided needs -max-rounds N, the most rounds to run (e.g. 40)")
+	case !f.untilDecided && set["max-rounds"]:
+		return usageErr("-max-rounds %d without -until-decided: use -rounds for a fixed number of rounds", f.maxRounds)
+	case f.untilDecided && (f.maxRounds < 6 || f.maxRounds > maxRounds):
+		return usageErr("-max-rounds %d: need 6 to %d (6 rounds give the first 95%% CI)", f.maxRounds, maxRounds)
+	case f.rounds < 1:
 		return usageErr("-rounds %d: need at least 1 (6 or more for a verdict)", f.rounds)
-	}
-	if f.rounds > maxRounds {
+	case f.rounds > maxRounds:
 		return usageErr("-rounds %d: at most %d", f.rounds, maxRounds)
+	case !(f.delta > 0 && f.delta < 1):
+		return usageErr("-delta %v: need a fraction between 0 and 1, e.g. 0.02 (±2%%)", f.delta)
+	}
+	if f.untilDecided {
+		f.rounds = f.maxRounds
 	}
 	if f.timeout < 0 {
 		return usageErr("-timeout %v: must be ≥ 0 (0 means no limit)", f.timeout)
@@ -222,7 +268,11 @@ func runInterleave(args []string, stdout, stderr io.Writer) int {
 	// The header: which arms, which seed, the plan. Comment lines that
 	// benchfmt readers skip.
 	var hdr bytes.Buffer
-	fmt.Fprintf(&hdr, "# decodegap interleave: %d rounds, seed %d, base %s, null %s = a second process of %s\n", f.rounds, f.seed, specs[0].name, f.null, specs[0].name)
+	rounds := fmt.Sprintf("%d rounds", f.rounds)
+	if f.untilDecided {
+		rounds = fmt.Sprintf("until decided, at most %d rounds", f.rounds)
+	}
+	fmt.Fprintf(&hdr, "# decodegap interleave: %s, seed %d, base %s, null %s = a second process of %s\n", rounds, f.seed, specs[0].name, f.null, specs[0].name)
 	for _, a := range arms {
 		fmt.Fprintf(&hdr, "# arm %s: %s", a.Name, strings.Join(a.Args, " "))
 		if a.Dir != "" {
@@ -235,14 +285,39 @@ func runInterleave(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "decodegap interleave: writing %s: %v\n", f.out, err)
 		return 1
 	}
-	fmt.Fprintf(stderr, "decodegap interleave: %d runs (%d arms × %d rounds, seed %d) into %s\n", plan.Runs(), len(arms), f.rounds, f.seed, f.out)
+	if f.untilDecided {
+		fmt.Fprintf(stderr, "decodegap interleave: at most %d runs (%d arms × up to %d rounds, until every verdict is decided, seed %d) into %s\n", plan.Runs(), len(arms), f.rounds, f.seed, f.out)
+	} else {
+		fmt.Fprintf(stderr, "decodegap interleave: %d runs (%d arms × %d rounds, seed %d) into %s\n", plan.Runs(), len(arms), f.rounds, f.seed, f.out)
+	}
 
+	names := make([]string, len(specs))
+	for i, s := range specs {
+		names[i] = s.name
+	}
+	var written []*benchfmt.Result // every result written, for -until-decided
+	decidedAt := 0
 	runner := &interleave.Runner{Plan: plan, Out: file, Progress: stderr, Timeout: f.timeout, MaxFailed: f.maxFailed,
 		OnRun: func(r interleave.Run) bool {
 			if r.Err != nil {
 				fmt.Fprintf(stderr, "decodegap interleave: lost %s\n%v\n", lostLine(r.Err), r.Err)
 			}
-			return false
+			written = append(written, r.Results...)
+			if !f.untilDecided || r.Pos < len(arms) {
+				return false
+			}
+			// The end of a round: stop when every verdict is decided.
+			rows, err := judgeResults(f, names, written)
+			if err != nil || len(rows) == 0 {
+				return false
+			}
+			for _, row := range rows {
+				if row.Verdict.Outcome == nullband.Undecided {
+					return false
+				}
+			}
+			decidedAt = r.Round
+			return true
 		}}
 	if f.screen {
 		sc, why := newScreener()
@@ -286,12 +361,15 @@ func runInterleave(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "decodegap interleave: %v; %s\n", runErr, kept)
 		return 1
 	}
+	if f.untilDecided && ctx.Err() == nil && runErr == nil {
+		if decidedAt > 0 {
+			fmt.Fprintf(stderr, "decodegap interleave: every verdict decided after %d of at most %d rounds (-max-rounds)\n", decidedAt, f.maxRounds)
+		} else {
+			fmt.Fprintf(stderr, "decodegap interleave: not every verdict decided within -max-rounds %d\n", f.maxRounds)
+		}
+	}
 	if len(runs) == len(lost) {
 		return status
-	}
-	names := make([]string, len(specs))
-	for i, s := range specs {
-		names[i] = s.name
 	}
 	if err := judgeFile(f, names, stdout); err != nil {
 		fmt.Fprintf(stderr, "decodegap interleave: %v\n", err)
@@ -332,6 +410,46 @@ func lostLine(e *interleave.RunError) string {
 	return head + words + ": " + msg
 }
 
+// judgeResults judges every candidate arm in results against the base,
+// calibrated by the null arm, in every unit of -unit.
+func judgeResults(f interleaveFlags, arms []string, results []*benchfmt.Result) ([]judged, error) {
+	var units []string
+	for _, u := range strings.Split(f.units, ",") {
+		if u = strings.TrimSpace(u); u != "" {
+			units = append(units, u)
+		}
+	}
+	sets, err := interleave.Collect(results, arms[0], f.null, units)
+	if err != nil {
+		return nil, err
+	}
+	if len(sets) == 0 {
+		var missing []string
+		for _, a := range arms[1:] {
+			if a == f.null {
+				continue
+			}
+			if !slices.ContainsFunc(results, func(r *benchfmt.Result) bool { return r.GetConfig(interleave.KeyArm) == a }) {
+				missing = append(missing, a)
+			}
+		}
+		if len(missing) > 0 {
+			return nil, fmt.Errorf("nothing to judge: %s has no result of arm %s", f.out, strings.Join(missing, ", "))
+		}
+		return nil, fmt.Errorf("%s holds no %s values to judge: choose -unit from the units the benchmarks report", f.out, f.units)
+	}
+	opt := f.options()
+	rows := make([]judged, 0, len(sets))
+	for _, s := range sets {
+		v, err := nullband.Judge(s.Samples, opt)
+		if err != nil {
+			return nil, err
+		}
+		rows = append(rows, judged{Set: s, Verdict: v})
+	}
+	return rows, nil
+}
+
 // judgeFile reads the output file back, judges every candidate arm against
 // the base and the null band, and prints the verdict table.
 func judgeFile(f interleaveFlags, arms []string, stdout io.Writer) error {
@@ -350,41 +468,11 @@ func judgeFile(f interleaveFlags, arms []string, stdout io.Writer) error {
 	if err := rd.Err(); err != nil {
 		return err
 	}
-	var units []string
-	for _, u := range strings.Split(f.units, ",") {
-		if u = strings.TrimSpace(u); u != "" {
-			units = append(units, u)
-		}
-	}
-	sets, err := interleave.Collect(results, base, f.null, units)
+	rows, err := judgeResults(f, arms, results)
 	if err != nil {
 		return err
 	}
-	if len(sets) == 0 {
-		var missing []string
-		for _, a := range arms[1:] {
-			if a == f.null {
-				continue
-			}
-			if !slices.ContainsFunc(results, func(r *benchfmt.Result) bool { return r.GetConfig(interleave.KeyArm) == a }) {
-				missing = append(missing, a)
-			}
-		}
-		if len(missing) > 0 {
-			return fmt.Errorf("nothing to judge: %s has no result of arm %s", f.out, strings.Join(missing, ", "))
-		}
-		return fmt.Errorf("%s holds no %s values to judge: choose -unit from the units the benchmarks report", f.out, f.units)
-	}
-	opt := nullband.Options{}
-	rows := make([]judged, 0, len(sets))
-	for _, s := range sets {
-		v, err := nullband.Judge(s.Samples, opt)
-		if err != nil {
-			return err
-		}
-		rows = append(rows, judged{Set: s, Verdict: v})
-	}
-	if err := writeTable(stdout, rows, base, f.null); err != nil {
+	if err := writeTable(stdout, rows, base, f.null, f.roundsFlag()); err != nil {
 		return err
 	}
 	if f.plot != "" {

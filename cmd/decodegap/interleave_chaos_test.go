@@ -105,7 +105,7 @@ func TestInterleaveChaos(t *testing.T) {
 	assert.Regexp(t, regexp.MustCompile(`"garbage \\x01\\xff\\xfe\\x1b\[0m.*"… \(\d+ bytes in all\)`), stderr.String())
 	assert.NotContains(t, stderr.String(), "\x01\xff")
 	// The verdict's table is there, judged from the rounds kept.
-	assert.Regexp(t, regexp.MustCompile(`(?m)^Step-2 +sec/op +chaos +`), table)
+	assert.Regexp(t, regexp.MustCompile(`(?m)^Step-2 +chaos +sec/op +`), table)
 }
 
 // processGone reports whether pid has exited (or is a zombie nobody reaps),

@@ -16,11 +16,11 @@ type judged struct {
 
 // writeTable writes the verdict table (internal/verdicttext): one row per
 // judged, the reasons under it, naming this command's flags. base and null
-// name the base and null arms.
-func writeTable(w io.Writer, rows []judged, base, null string) error {
+// name the base and null arms; rounds names the flag that sets the rounds.
+func writeTable(w io.Writer, rows []judged, base, null, rounds string) error {
 	vr := make([]verdicttext.Row, len(rows))
 	for i, r := range rows {
 		vr[i] = verdicttext.Row{Bench: r.Set.Benchmark, Arm: r.Set.Candidate, Metric: r.Set.Unit, Verdict: r.Verdict}
 	}
-	return verdicttext.Write(w, vr, verdicttext.Names{Base: base, Null: null, Rounds: "-rounds"})
+	return verdicttext.Write(w, vr, verdicttext.Names{Base: base, Null: null, Rounds: rounds, MaxRounds: "-max-rounds", Delta: "-delta"})
 }

@@ -40,7 +40,7 @@ func TestWriteTable(t *testing.T) {
 	require.NoError(t, writeTable(&b, []judged{
 		{interleave.Set{Benchmark: "Step-2", Unit: "sec/op", Candidate: "new"}, v},
 		{interleave.Set{Benchmark: "Step-2", Unit: "sec/op", Candidate: "same"}, v2},
-	}, "old", "null"))
+	}, "old", "null", "-rounds"))
 	out := b.String()
 	lines := strings.Split(out, "\n")
 	assert.Regexp(t, `^benchmark +arm +metric +verdict +B/A +95% CI +δ / MDE +rounds +benchstat$`, lines[0])
@@ -53,6 +53,6 @@ func TestWriteTable(t *testing.T) {
 	v3, err := nullband.Judge(synth(1, 3, 0.05, 0.01, 1.0), nullband.Options{})
 	require.NoError(t, err)
 	b.Reset()
-	require.NoError(t, writeTable(&b, []judged{{interleave.Set{Benchmark: "X", Unit: "sec/op", Candidate: "new"}, v3}}, "old", "null"))
+	require.NoError(t, writeTable(&b, []judged{{interleave.Set{Benchmark: "X", Unit: "sec/op", Candidate: "new"}, v3}}, "old", "null", "-rounds"))
 	assert.Regexp(t, `\nX +new +sec/op +undecided +\d\.\d{3} +∞ +MDE ∞ +3 +~ p=\d\.\d{3}\n`, b.String())
 }
