@@ -12,15 +12,10 @@ import (
 // Ext is the file name extension of trace files.
 const Ext = ".jsonl"
 
-// The environment variables that ask a benchmark run for traces.
-const (
-	// EnvDir names the folder each benchmark run writes its trace to
-	// (DECODEGAP_TRACE=DIR); unset or empty, no trace is written.
-	EnvDir = "DECODEGAP_TRACE"
-	// EnvPlot, set to 1 beside EnvDir, also draws each trace's picture
-	// beside it (DECODEGAP_TRACE_PLOT=1).
-	EnvPlot = "DECODEGAP_TRACE_PLOT"
-)
+// EnvDir is the environment variable that asks a benchmark run for traces:
+// it names the folder each run writes its trace to (DECODEGAP_TRACE=DIR);
+// unset or empty, no trace is written. `decodegap plot DIR` draws them.
+const EnvDir = "DECODEGAP_TRACE"
 
 // FileName returns the base name of the trace of benchmark benchName at
 // -count index count: the name sanitized for file systems (sub-benchmark

@@ -46,7 +46,7 @@
 //
 // An example, shortened (ExampleWrite shows a whole file):
 //
-//	{"kind":"header","format":"gapbench-trace/1","benchmark":"BenchmarkVAD/gap=32ms","count":0,"start":"2026-11-30T05:40:00Z","go_version":"go1.26.8","goos":"linux","goarch":"amd64","config":{"gap.mean":"32ms","window":"32"},"host":"2 CPUs, 2 cores, 1 L3","iterations":2000,"stride":1,"steady":{"class":"steady","start":320,"end":2000,"changepoints":[320],"reason":"windows 10-62 within 1.5% of their median"},"samples":2000}
+//	{"kind":"header","format":"gapbench-trace/1","benchmark":"BenchmarkVAD/gap=32ms","count":0,"start":"2026-11-30T05:40:00Z","go_version":"go1.26.8","goos":"linux","goarch":"amd64","config":{"gap.mean":"32ms","window":"32"},"host":"2 CPUs, 2 cores, 1 L3","iterations":2000,"stride":1,"steady":{"class":"warm-up","start":320,"end":2000,"changepoints":[320],"reason":"windows 10-62 within 1.5% of their median"},"samples":2000}
 //	{"kind":"boundary","iter":0,"time_ns":0,"counters":{"cpu_user_ns":1200000,"threads":7},"unavailable":{"psi_cpu_some_avg10":"no /proc/pressure/cpu: kernel without PSI"}}
 //	{"kind":"boundary","iter":32,"time_ns":1032000000,"counters":{"cpu_user_ns":9300000,"threads":7},"contention":{"foreign_busy_pct":3.5}}
 //	{"kind":"samples","first":0,"latency_ns":[251020,249870],"gap_ns":[32000400,32000150],"requested_ns":[32000000,32000000]}

@@ -32,7 +32,7 @@ func small() *Trace {
 			Host:       "2 CPUs, 2 cores, 1 L3",
 			Iterations: 8,
 			Stride:     1,
-			Steady:     Steady{Class: "steady", Start: 4, End: 8, Changepoints: []int{4}, Reason: "windows 1-1 within 1.5% of their median"},
+			Steady:     Steady{Class: ClassWarmup, Start: 4, End: 8, Changepoints: []int{4}, Reason: "windows 1-1 within 1.5% of their median"},
 		},
 		Latency:   []int64{900, 700, 510, 505, 250, 251, 249, 250},
 		Gap:       []int64{0, 32000400, 32000150, 32000100, 32000090, 32000120, 32000080, 32000100},

@@ -78,10 +78,3 @@ func writeFile(path string, write func(w io.Writer, format string) error) error 
 func BesidePath(tracePath, format string) string {
 	return strings.TrimSuffix(tracePath, trace.Ext) + "." + format
 }
-
-// RenderBeside draws t beside its trace file tracePath as an SVG (see
-// BesidePath and Render) and returns the picture's path.
-func RenderBeside(t *trace.Trace, tracePath string) (string, error) {
-	p := BesidePath(tracePath, "svg")
-	return p, Render(t, p)
-}

@@ -331,16 +331,3 @@ func TestRenderThinned(t *testing.T) {
 	assert.False(t, hasText(svg, "requested"))
 	assert.False(t, hasText(svg, "overshoot"))
 }
-
-func TestRenderBeside(t *testing.T) {
-	dir := t.TempDir()
-	tr := synthetic("beside", 64, flat, trace.Steady{Class: trace.ClassFlat, Start: 0, End: 64})
-	tp, err := trace.WriteFile(dir, tr)
-	require.NoError(t, err)
-	pic, err := RenderBeside(tr, tp)
-	require.NoError(t, err)
-	assert.Equal(t, filepath.Join(dir, "BenchmarkSynthetic.beside.count0.svg"), pic)
-	b, err := os.ReadFile(pic)
-	require.NoError(t, err)
-	assert.True(t, hasText(string(b), "steady window [0, 64)"))
-}
