@@ -122,6 +122,16 @@ type Gap struct {
 	// lateness whatever it costs. The run reports what the gaps used as
 	// gap-cpu-%.
 	MaxCPU float64
+	// Open makes the gaps inter-arrival times: an open loop. Step i is
+	// scheduled at the loop's start plus the first i+1 gaps, whenever the
+	// steps before it finish, so an overrun delays the steps queued behind
+	// it and that wait counts in their response time (resp-*-ns/op, from
+	// the scheduled arrival to the end), as it would for requests at a
+	// server; the step-latency figures are then service times. Shape gives
+	// the arrival process (GapConstant: a fixed rate, GapExponential:
+	// Poisson). It needs a gap (Mean > 0, or GapTrace); RunConfig only, one
+	// session.
+	Open bool
 }
 
 // RunConfig configures Run. The zero RunConfig is valid: no gap, no
@@ -268,6 +278,8 @@ func (s *settings) validate(n int) error {
 		return fmt.Errorf("%s.Gap.Jitter = %v: want a fraction in [0, 1]", t, g.Jitter)
 	case g.Shape == GapTrace && len(g.Trace) == 0:
 		return fmt.Errorf("%s.Gap.Trace is empty but %s.Gap.Shape is GapTrace: give at least one duration", t, t)
+	case g.Open && s.noGap():
+		return fmt.Errorf("%s.Gap.Open needs arrivals: set %s.Gap.Mean > 0 (the mean time between arrivals)", t, t)
 	case s.warmup < 0:
 		return fmt.Errorf("%s.Warmup = %d: want >= 0", t, s.warmup)
 	case s.budget.Cores < 0:
@@ -294,6 +306,10 @@ func (c *RunConfig) validate() error {
 	switch {
 	case c.Sessions < 0:
 		return fmt.Errorf("RunConfig.Sessions = %d: want >= 0 (0 or 1: one session)", c.Sessions)
+	case c.Gap.Open && c.Sessions > 1:
+		return fmt.Errorf("RunConfig.Gap.Open with RunConfig.Sessions = %d: the open loop runs one session; run one instance per arrival stream", c.Sessions)
+	case c.Gap.Open && c.Null:
+		return fmt.Errorf("RunConfig.Gap.Open and RunConfig.Null cannot be combined: alternate windows would break the arrival schedule; compare with Compare")
 	case c.Sessions > 1 && c.Null:
 		return fmt.Errorf("RunConfig.Sessions = %d and RunConfig.Null cannot be combined: compare session counts with Compare instead", c.Sessions)
 	}

@@ -3,6 +3,7 @@ package decodegap
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -56,8 +57,11 @@ func (res *result) logLines(s *settings) []string {
 		ls = append(ls, fmt.Sprintf("round %d of %d at GOMAXPROCS %d (decodegap.Compare: the order and the verdicts head the last arm's last log)", res.round, res.rounds, res.procs))
 	}
 	ls = append(ls, res.steadyLine(s.typ))
-	ls = append(ls, fmt.Sprintf("step: mean %s, p50 %s, p90 %s, p99 %s over %d iterations%s%s",
-		fmtNs(res.lat.mean), fmtNs(res.lat.p50), fmtNs(res.lat.p90), fmtNs(res.lat.p99), res.n-res.from, res.strideNote(), res.outlierNote()))
+	ls = append(ls, fmt.Sprintf("step: mean %s, p50 %s, %s over %d iterations%s%s",
+		fmtNs(res.lat.mean), fmtNs(res.lat.p50), res.tails.words(res.lat), res.n-res.from, res.strideNote(), res.outlierNote()))
+	if res.open.on {
+		ls = append(ls, res.open.line())
+	}
 	if g := res.gapLine(s.typ); g != "" {
 		ls = append(ls, g)
 	}
@@ -343,4 +347,49 @@ func fmtBytes(n int64) string {
 		return fmt.Sprintf("%.3gKiB", float64(n)/(1<<10))
 	}
 	return fmt.Sprintf("%dB", n)
+}
+
+// words writes the bounded tails: each percentile with its 95% bounds, or,
+// when too few steps were recorded to bound it, the count that would. A
+// result with no samples behind it (tails never computed) gives lat's p90
+// and p99 as they are.
+func (t *tails) words(lat latency) string {
+	if t[0].Q == 0 {
+		return fmt.Sprintf("p90 %s, p99 %s", fmtNs(lat.p90), fmtNs(lat.p99))
+	}
+	var parts, unknown []string
+	for i, e := range t {
+		name := pctName(tailQuantiles[i])
+		if !e.Known {
+			unknown = append(unknown, fmt.Sprintf("%s needs ≥ %d", name, e.Need))
+			continue
+		}
+		lo, hi := fmtPair(e.Lo, e.Hi)
+		parts = append(parts, fmt.Sprintf("%s %s (%.0f%%: %s–%s)", name, fmtNs(e.Value), 100*e.Confidence, lo, hi))
+	}
+	if len(unknown) > 0 {
+		n := 0
+		if len(t) > 0 {
+			n = t[0].N
+		}
+		parts = append(parts, fmt.Sprintf("no bound from %d steps: %s (raise -benchtime)", n, strings.Join(unknown, ", ")))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// pctName names quantile q as a percentile: 0.9 → "p90", 0.999 → "p99.9".
+func pctName(q float64) string {
+	return "p" + strconv.FormatFloat(100*q, 'f', -1, 64)
+}
+
+// line reports the open loop's response times and queue, and says when the
+// queue grew through the window (the arrival rate is above what the step
+// sustains).
+func (o *openResult) line() string {
+	s := fmt.Sprintf("open loop: response (arrival to end) mean %s, p50 %s, %s; late start mean %s; queue mean %.2f, max %d",
+		fmtNs(o.resp.mean), fmtNs(o.resp.p50), o.respTail.words(o.resp), fmtNs(o.lateMean), o.queueMean, o.queueMax)
+	if o.overloaded() {
+		s += fmt.Sprintf("; OVERLOADED: lateness grew from %s (first half) to %s (last tenth), so the arrivals outpace the step: raise RunConfig.Gap.Mean", fmtNs(o.lateFirst), fmtNs(o.lateLast))
+	}
+	return s
 }

@@ -74,11 +74,34 @@ func hostFigure(f func(*hostmon.Span) hostmon.Figure, per bool) func(*result) (f
 	}
 }
 
+// knownTail reads the i-th bounded tail percentile (tailQuantiles) when its
+// distribution-free bound exists: a figure too far in the tail for the steps
+// recorded is left out, never printed as if it were known.
+func knownTail(of func(*result) *tails, i int) func(*result) (float64, bool) {
+	return func(r *result) (float64, bool) {
+		t := of(r)[i]
+		return t.Value, t.Known
+	}
+}
+
+// openFigure reads a figure of the open loop (Gap.Open).
+func openFigure(f func(*openResult) float64) func(*result) (float64, bool) {
+	return func(r *result) (float64, bool) { return f(&r.open), r.open.on }
+}
+
 var metricTable = []metricDef{
 	{"ns/op", "mean step latency (replaces testing's own ns/op, which would include gaps)", always(func(r *result) float64 { return r.lat.mean })},
 	{"p50-ns/op", "median step latency", always(func(r *result) float64 { return r.lat.p50 })},
 	{"p90-ns/op", "90th percentile step latency", always(func(r *result) float64 { return r.lat.p90 })},
-	{"p99-ns/op", "99th percentile step latency", always(func(r *result) float64 { return r.lat.p99 })},
+	{"p99-ns/op", "99th percentile step latency; left out when too few steps bound it (the log says how many)", knownTail(func(r *result) *tails { return &r.tails }, 1)},
+	{"p99.9-ns/op", "99.9th percentile step latency, when enough steps bound it", knownTail(func(r *result) *tails { return &r.tails }, 2)},
+	{"resp-ns/op", "Gap.Open: mean response time, scheduled arrival to end (queueing included)", openFigure(func(o *openResult) float64 { return o.resp.mean })},
+	{"resp-p50-ns/op", "Gap.Open: median response time", openFigure(func(o *openResult) float64 { return o.resp.p50 })},
+	{"resp-p90-ns/op", "Gap.Open: 90th percentile response time", openFigure(func(o *openResult) float64 { return o.resp.p90 })},
+	{"resp-p99-ns/op", "Gap.Open: 99th percentile response time, when enough steps bound it", knownTail(func(r *result) *tails { return &r.open.respTail }, 1)},
+	{"resp-p99.9-ns/op", "Gap.Open: 99.9th percentile response time, when enough steps bound it", knownTail(func(r *result) *tails { return &r.open.respTail }, 2)},
+	{"late-ns/op", "Gap.Open: mean lateness of a step's start after its scheduled arrival", openFigure(func(o *openResult) float64 { return o.lateMean })},
+	{"queue-max", "Gap.Open: most arrivals due and not yet finished at a step's start (1: no queue)", openFigure(func(o *openResult) float64 { return float64(o.queueMax) })},
 	{"outlier-%", "share of the steps' total time (so of ns/op) made by steps at least 10× the median", always(func(r *result) float64 { return 100 * r.out.share })},
 	{"gap-req-ns/op", "mean requested gap", always(func(r *result) float64 { return r.gap.req })},
 	{"gap-ns/op", "mean achieved gap: end of one step to start of the next", always(func(r *result) float64 { return r.gap.mean })},

@@ -27,7 +27,12 @@ type result struct {
 	// of b.N iterations: set when the steady window is less than half the run.
 	rerunN int
 
-	lat  latency  // step latency over the reported samples (ns)
+	lat latency // step latency over the reported samples (ns)
+	// tails bounds lat's p90, p99 and p99.9 (distribution-free, 95%); a
+	// percentile too far in the tail for the steps recorded is not Known.
+	tails tails
+	// open is the open loop's response times and queue (Gap.Open).
+	open openResult
 	out  outliers // the steps that dominate the mean, if any
 	gap  gapStats
 	proc counterSpan // process counters over the span they cover
@@ -156,6 +161,7 @@ func (r *runner) newResult() *result {
 // counter span from recorded iteration spanFrom, and the host's.
 func (r *runner) fill(res *result, lat, gaps []int64, spanFrom int) {
 	res.lat = summarize(lat)
+	res.tails = tailsOf(lat)
 	res.out = findOutliers(lat, res.lat.p50)
 	g := summarize(gaps)
 	res.gap.mean, res.gap.p50 = g.mean, g.p50

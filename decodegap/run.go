@@ -51,6 +51,8 @@ func Run(b *testing.B, cfg RunConfig, open Opener) {
 		m = &sessionsMode{n: cfg.Sessions}
 	case cfg.Null:
 		m = &nullMode{}
+	case cfg.Gap.Open:
+		m = &openMode{}
 	default:
 		m = &singleMode{}
 	}

@@ -18,6 +18,8 @@ package tail
 import (
 	"math"
 	"sort"
+
+	"github.com/gapbench/gapbench/internal/quantile"
 )
 
 // binomCDF returns P(Binomial(n, p) ≤ k). It sums the shorter tail outward
@@ -164,8 +166,8 @@ func valid(q, conf float64) bool {
 type Estimate struct {
 	// Q is the quantile in (0, 1); Confidence the level of [Lo, Hi].
 	Q, Confidence float64
-	// Value is the point estimate: the nearest-rank order statistic
-	// X₍⌈nQ⌉₎.
+	// Value is the point estimate by gapbench's one percentile rule
+	// (internal/quantile), so it equals the run's pN-ns/op.
 	Value float64
 	// Lo and Hi bound the true quantile at Confidence; NaN when the sample
 	// is too small for that side (Known is then false).
@@ -190,7 +192,7 @@ func QuantileSorted(s []float64, q, conf float64) Estimate {
 	if len(s) == 0 || !valid(q, conf) {
 		return e
 	}
-	e.Value = s[max(0, min(len(s)-1, int(math.Ceil(float64(len(s))*q))-1))]
+	e.Value = quantile.Sorted(s, q)
 	lo, hi, ok := Interval(len(s), q, conf)
 	if ok {
 		e.Lo, e.Hi, e.Known = s[lo-1], s[hi-1], true

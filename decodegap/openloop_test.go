@@ -1,0 +1,127 @@
+package decodegap
+
+import (
+	"math"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gapbench/gapbench/decodegap/internal/gap"
+	"github.com/gapbench/gapbench/internal/quantile"
+)
+
+// stallStep busy-spins spin per call and sleeps stall at call stallAt; it
+// records each call's start and end on the loop's clock, so a test can
+// compute what the arrival schedule implies.
+type stallStep struct {
+	calls       int
+	stallAt     int
+	spin, stall time.Duration
+	start, end  []int64
+}
+
+func (s *stallStep) step() error {
+	start := gap.Now()
+	if s.calls == s.stallAt {
+		time.Sleep(s.stall)
+	} else {
+		for gap.Now()-start < int64(s.spin) {
+		}
+	}
+	s.start, s.end = append(s.start, start), append(s.end, gap.Now())
+	s.calls++
+	return nil
+}
+
+// scheduledP99 is the p99 response time that a fixed-rate schedule implies
+// for the steps that ran: step i arrives at t0 + (i+1)·interval and responds
+// at its end. t0 is the latest origin no step started before its arrival
+// from. It uses nothing the loop computed: only the schedule and the step's
+// own clock readings.
+func scheduledP99(s *stallStep, interval int64) float64 {
+	t0 := int64(math.MaxInt64)
+	for i, st := range s.start {
+		t0 = min(t0, st-int64(i+1)*interval)
+	}
+	resp := make([]int64, len(s.end))
+	for i, e := range s.end {
+		resp[i] = e - (t0 + int64(i+1)*interval)
+	}
+	slices.Sort(resp)
+	return quantile.Sorted(resp, 0.99)
+}
+
+// TestOpenLoopMeasuresCoordinatedOmission: a 50 ms stall in 1 of 2000 steps
+// at a 1 ms arrival interval. The open loop's response p99 matches the p99
+// that the fixed-rate schedule implies for the steps' own end times (within
+// 5%); the closed loop's step p99 misses it by far, because it sent nothing
+// while the step stalled.
+func TestOpenLoopMeasuresCoordinatedOmission(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs 2000 steps at 1 ms arrivals, twice")
+	}
+	const n, interval = 2000, time.Millisecond
+	run := func(open bool) (*stallStep, testing.BenchmarkResult) {
+		var s *stallStep
+		cfg := RunConfig{Gap: Gap{Mean: interval, Open: open}}
+		res := benchmarkN(t, "2000x", func(b *testing.B) {
+			// Only the 2000-step call is checked; the N=1 probe gets a step
+			// of its own.
+			s = &stallStep{stallAt: 1000, spin: 50 * time.Microsecond, stall: 50 * time.Millisecond}
+			Run(b, cfg, Func(s.step))
+		})
+		return s, res
+	}
+	s, res := run(true)
+	require.Len(t, s.end, n)
+	want := scheduledP99(s, int64(interval))
+	got := res.Extra["resp-p99-ns/op"]
+	require.Greater(t, want, 20e6, "the stall queues about 50 arrivals: the schedule's p99 is tens of ms")
+	assert.InEpsilon(t, want, got, 0.05, "open-loop resp-p99 %.3gms, schedule's %.3gms", got/1e6, want/1e6)
+	assert.GreaterOrEqual(t, res.Extra["queue-max"], 40.0, "the stall left about 50 arrivals queued")
+
+	_, closed := run(false)
+	assert.Less(t, closed.Extra["p99-ns/op"], want/10, "the closed loop's p99 hides the stall's queue")
+	_, has := closed.Extra["resp-p99-ns/op"]
+	assert.False(t, has, "response times are the open loop's")
+}
+
+func TestOpenLoopOverloadIsNamed(t *testing.T) {
+	o := openResult{on: true, resp: latency{p50: 100}, lateFirst: 1000, lateLast: 1000 + 5*100}
+	assert.True(t, o.overloaded())
+	assert.Contains(t, o.line(), "OVERLOADED")
+	assert.Contains(t, o.line(), "RunConfig.Gap.Mean")
+	o.lateLast = 1200
+	assert.False(t, o.overloaded())
+	assert.NotContains(t, o.line(), "OVERLOADED")
+}
+
+func TestOpenLoopConfigErrors(t *testing.T) {
+	assert.ErrorContains(t, (&RunConfig{Gap: Gap{Open: true}, Sessions: 2}).validate(), "RunConfig.Gap.Open with RunConfig.Sessions")
+	assert.ErrorContains(t, (&RunConfig{Gap: Gap{Open: true}, Null: true}).validate(), "RunConfig.Gap.Open and RunConfig.Null")
+	s := (&RunConfig{Gap: Gap{Open: true}}).settings()
+	assert.ErrorContains(t, s.validate(100), "RunConfig.Gap.Open needs arrivals")
+}
+
+func TestTailsWords(t *testing.T) {
+	few := tailsOf([]int64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10})
+	w := few.words(latency{})
+	assert.Contains(t, w, "no bound from 10 steps")
+	assert.Contains(t, w, "p99.9 needs ≥ ")
+	assert.NotContains(t, w, "p99 1", "an unbounded p99 is never printed as a value")
+	xs := make([]int64, 5000)
+	for i := range xs {
+		xs[i] = int64(i + 1)
+	}
+	many := tailsOf(xs)
+	require.True(t, many[2].Known)
+	w = many.words(latency{})
+	assert.Contains(t, w, "p99.9 ")
+	assert.Contains(t, w, "(95%: ")
+	assert.NotContains(t, w, "no bound")
+	assert.Equal(t, quantile.Sorted(xs, 0.99), many[1].Value, "the bounded p99 is the run's p99-ns/op")
+	assert.False(t, math.IsNaN(many[1].Lo))
+}
