@@ -1,13 +1,16 @@
 package decodegap
 
 import (
+	"bufio"
 	"errors"
+	"io"
 	"fmt"
 	"math/rand/v2"
 	"os"
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -63,6 +66,20 @@ func compareSeqChild(b *testing.B) {
 	Compare(b, CompareConfig{Window: 8},
 		Arm{Name: "fast", Open: Func(spinFor(5 * time.Microsecond))},
 		Arm{Name: "slow", Open: Func(spinFor(20 * time.Microsecond))})
+}
+
+// compareWaitChild is the "compare-wait" mode: arm "b"'s second open
+// waits until stdin closes, so the test can look at stderr mid-run.
+func compareWaitChild(b *testing.B) {
+	opens := 0
+	Compare(b, CompareConfig{Window: 8, NoNullArm: true},
+		Arm{Name: "a", Open: Func(spinFor(2 * time.Microsecond))},
+		Arm{Name: "b", Open: func() (Step, func() error, error) {
+			if opens++; opens == 2 {
+				io.Copy(io.Discard, os.Stdin)
+			}
+			return spinFor(2 * time.Microsecond), nil, nil
+		}})
 }
 
 // compareFailChild is the "compare-fail" mode: arm "b"'s third open fails,
@@ -159,6 +176,34 @@ func TestCompareInterleavesArmsAndReportsEachRound(t *testing.T) {
 	// Progress: one line per block on stderr, between blocks.
 	assert.Equal(t, 18, strings.Count(out, "decodegap.Compare: BenchmarkChild: round "), out)
 	assert.Contains(t, out, "decodegap.Compare: BenchmarkChild: round 6/6, GOMAXPROCS 1, arm ")
+}
+
+// TestCompareProgressAppearsWhileRunning reads the child's stderr while
+// Compare is held inside round 2: both blocks of round 1 have reported
+// their progress line, and the child is still running.
+func TestCompareProgressAppearsWhileRunning(t *testing.T) {
+	cmd := testutil.Command([]string{childEnv + "=compare-wait"}, "-test.run=^$", "-test.bench=^BenchmarkChild$", "-test.benchtime=16x", "-test.count=3")
+	stdin, err := cmd.StdinPipe()
+	require.NoError(t, err)
+	stderr, err := cmd.StderrPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	defer cmd.Process.Kill()
+	sc := bufio.NewScanner(stderr)
+	var progress []string
+	for len(progress) < 2 && sc.Scan() {
+		if strings.HasPrefix(sc.Text(), "decodegap.Compare: BenchmarkChild: round ") {
+			progress = append(progress, sc.Text())
+		}
+	}
+	require.Len(t, progress, 2, "two progress lines before the held block")
+	for _, l := range progress {
+		assert.Regexp(t, `^decodegap.Compare: BenchmarkChild: round 1/3, GOMAXPROCS \d+, arm "[ab]": step p50 \S+, gap \S+; elapsed \S+, ETA \S+$`, l)
+	}
+	assert.NoError(t, cmd.Process.Signal(syscall.Signal(0)), "the child is still running")
+	require.NoError(t, stdin.Close())
+	go io.Copy(io.Discard, stderr)
+	require.NoError(t, cmd.Wait())
 }
 
 // TestCompareMeasuresEveryCPUSetting: with -cpu 1,2 the -2 lines are
