@@ -52,7 +52,7 @@ func (c *comparison) judge(pi, rounds int) bool {
 				s.Base = append(s.Base, m.of(base[r]))
 				s.Candidate = append(s.Candidate, m.of(res[a][r]))
 				s.Null = append(s.Null, m.of(null[r]))
-				s.Contended[r] = contended(base[r]) || contended(res[a][r]) || contended(null[r])
+				s.Contended[r] = unshared(base[r], res[a][r], null[r])
 			}
 			v, err := nullband.Judge(s, opt)
 			av.verdicts, av.errs = append(av.verdicts, v), append(av.errs, err)
@@ -66,6 +66,20 @@ func (c *comparison) judge(pi, rounds int) bool {
 
 // contended reports whether the contention screen marked a block.
 func contended(r *result) bool { return r.host.ok && r.host.verdict.Contended }
+
+// unshared reports whether a round's arms met different weather: the
+// screen marked some of its blocks contended and not others. On a shared
+// host most blocks are contended; a round contended throughout stays, since
+// pairing within the round cancels weather its arms shared.
+func unshared(blocks ...*result) bool {
+	n := 0
+	for _, b := range blocks {
+		if contended(b) {
+			n++
+		}
+	}
+	return n > 0 && n < len(blocks)
+}
 
 // compareSummary is lines of Compare's own: the order used and the
 // verdicts, or the note in the last arm's last log that points at them.

@@ -24,8 +24,11 @@ type Samples struct {
 	// Null is A', a second instance of A in the same rounds. Nil means no
 	// null arm: the verdict stands, without the calibration check.
 	Null []float64
-	// Contended, when non-nil (length of Base), marks rounds in which the
-	// contention screen found a block contended; they are quarantined.
+	// Contended, when non-nil (length of Base), marks rounds whose arms did
+	// not share the weather: the contention screen found some of the
+	// round's blocks contended and others not. They are quarantined. A round
+	// whose blocks were all contended is not marked: the arms shared that
+	// weather, which pairing within the round cancels.
 	Contended []bool
 }
 
