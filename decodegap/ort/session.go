@@ -32,9 +32,12 @@ type Session struct {
 }
 
 // Open opens the ONNX model file at model with options opts, bound to inputs
-// and outputs, loading ONNX Runtime first if needed (Init("")). Open takes
-// ownership of every tensor in inputs and outputs, also when it fails: the
-// caller never destroys them.
+// and outputs, loading ONNX Runtime first if needed (Init("")). The tensors
+// are onnxruntime_go's, so they must be made after ONNX Runtime is loaded:
+// call Init("") before making them, or let OpenModel allocate every tensor.
+// Open refuses a binding with a nil value, a name the model lacks, or a
+// non-tensor input or output. It takes ownership of every tensor in inputs
+// and outputs, also when it fails: the caller never destroys them.
 func Open(model string, inputs, outputs []Binding, opts Options) (*Session, error) {
 	data, err := os.ReadFile(model)
 	if err != nil {
