@@ -2,6 +2,7 @@ package ort
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math"
 	"os"
 	"os/exec"
@@ -36,7 +37,7 @@ func ortModuleDir(t testing.TB) string {
 		ortDir.dir, ortDir.err = strings.TrimSpace(string(out)), err
 	})
 	if ortDir.err != nil || ortDir.dir == "" {
-		missing(t, ortDir.err, InCI())
+		missing(t, fmt.Errorf("onnxruntime_go's module directory (go list -m github.com/yalue/onnxruntime_go): %v", ortDir.err), InCI())
 	}
 	return ortDir.dir
 }
