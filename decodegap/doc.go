@@ -22,8 +22,7 @@
 //
 // Compare measures several arms in interleaved rounds inside one benchmark,
 // with a null arm (a second instance of the first arm) that calibrates its
-// verdicts; see Compare and testingcontract.go for how it maps rounds onto
-// -count and -cpu. Across processes and builds, use `decodegap interleave`.
+// verdicts; see Compare for how it maps rounds onto -count and -cpu. Across processes and builds, use `decodegap interleave`.
 //
 // # What is reported
 //
