@@ -102,6 +102,9 @@ var metricTable = []metricDef{
 	{"resp-p99.9-ns/op", "Gap.Open: 99.9th percentile response time, when enough steps bound it", knownTail(func(r *result) *tails { return &r.open.respTail }, 2)},
 	{"late-ns/op", "Gap.Open: mean lateness of a step's start after its scheduled arrival", openFigure(func(o *openResult) float64 { return o.lateMean })},
 	{"queue-max", "Gap.Open: most arrivals due and not yet finished at a step's start (1: no queue)", openFigure(func(o *openResult) float64 { return float64(o.queueMax) })},
+	{"steady-%", "share of the recorded iterations in the steady window (100 = all; the rest was left out)", func(r *result) (float64, bool) {
+		return 100 * float64(r.n-r.from) / float64(r.n), r.n > 0
+	}},
 	{"outlier-%", "share of the steps' total time (so of ns/op) made by steps at least 10× the median", always(func(r *result) float64 { return 100 * r.out.share })},
 	{"gap-req-ns/op", "mean requested gap", always(func(r *result) float64 { return r.gap.req })},
 	{"gap-ns/op", "mean achieved gap: end of one step to start of the next", always(func(r *result) float64 { return r.gap.mean })},
