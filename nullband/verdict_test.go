@@ -85,3 +85,185 @@ func TestJudgeSequentialStopsEarly(t *testing.T) {
 	v2.Given = 30
 	assert.Equal(t, v, v2)
 }
+
+// Quarantine is symmetric in the arms: swapping A and B (or A and A') in
+// any rounds changes no round's quarantine, so under A/A the kept ln(B/A)
+// stay symmetric about 0.
+func TestQuarantineSymmetricInArms(t *testing.T) {
+	s := synth(11, 30, 0.10, 0.01, 1.0)
+	s.Base[3] *= 3      // an odd A block
+	s.Candidate[7] *= 3 // an odd B block
+	s.Null[12] *= 0.3   // an odd A' block
+	s.Contended = make([]bool, 30)
+	s.Contended[20] = true
+	s.Base[25] = math.NaN()
+	s.Null[26] = -1
+	v, err := Judge(s, Options{})
+	require.NoError(t, err)
+	causes := map[int]Cause{}
+	for _, r := range v.Rounds {
+		if r.Quarantined {
+			causes[r.Label] = r.Cause
+		}
+	}
+	assert.Equal(t, map[int]Cause{4: Extreme, 8: Extreme, 13: Extreme, 21: Contended, 26: Missing, 27: NonPositive}, causes)
+	assert.Equal(t, 6, v.Quarantined)
+	assert.Equal(t, 24, v.Used)
+	assert.Greater(t, v.Rounds[3].Spread, v.SpreadLimit)
+
+	r := rand.New(rand.NewPCG(5, 5))
+	for range 20 {
+		sw := Samples{Base: append([]float64(nil), s.Base...), Candidate: append([]float64(nil), s.Candidate...),
+			Null: append([]float64(nil), s.Null...), Contended: s.Contended}
+		for i := range sw.Base {
+			switch r.IntN(3) {
+			case 1:
+				sw.Base[i], sw.Candidate[i] = sw.Candidate[i], sw.Base[i]
+			case 2:
+				sw.Base[i], sw.Null[i] = sw.Null[i], sw.Base[i]
+			}
+		}
+		w, err := Judge(sw, Options{})
+		require.NoError(t, err)
+		for i := range w.Rounds {
+			assert.Equal(t, v.Rounds[i].Quarantined, w.Rounds[i].Quarantined, "round %d", i+1)
+			assert.InDelta(t, v.Rounds[i].Spread, w.Rounds[i].Spread, 1e-12)
+		}
+	}
+	// Swapping A and B in every round mirrors the verdict exactly.
+	sw := s
+	sw.Base, sw.Candidate = s.Candidate, s.Base
+	w, err := Judge(sw, Options{})
+	require.NoError(t, err)
+	assert.InDelta(t, 1/v.Ratio, w.Ratio, 1e-12)
+	assert.InDelta(t, 1/v.Hi, w.Lo, 1e-12)
+	assert.InDelta(t, 1/v.Lo, w.Hi, 1e-12)
+	assert.Equal(t, v.P, w.P)
+}
+
+func TestTooManyQuarantined(t *testing.T) {
+	s := synth(12, 10, 0.10, 0.01, 1.10)
+	s.Contended = []bool{true, true, true, true, true, true, false, false, false, false}
+	v, err := Judge(s, Options{})
+	require.NoError(t, err)
+	assert.Equal(t, Undecided, v.Outcome)
+	assert.Equal(t, []Reason{TooManyQuarantined}, v.Reasons)
+	assert.Equal(t, -1, v.RoundsToDecide)
+	v, err = Judge(s, Options{MaxQuarantined: 1})
+	require.NoError(t, err)
+	assert.Equal(t, []Reason{TooFewRounds}, v.Reasons, "4 used rounds give no interval")
+	assert.Equal(t, 6, v.NeedRounds)
+	assert.True(t, math.IsInf(v.MDE, 1))
+}
+
+func TestNoNullArmAndCaveats(t *testing.T) {
+	s := synth(13, 20, 0.10, 0.002, 1.005)
+	s.Null = nil
+	v, err := Judge(s, Options{})
+	require.NoError(t, err)
+	assert.Equal(t, Slower, v.Outcome)
+	assert.Equal(t, []Reason{WithinDelta, NoNullArm}, v.Reasons)
+	assert.True(t, math.IsNaN(v.NullRatio))
+	assert.True(t, math.IsNaN(v.Rounds[0].Null))
+	assert.Less(t, v.Hi, 1.02)
+}
+
+func TestUndecidedCarriesMDEAndRounds(t *testing.T) {
+	// 3% noise, a 1% effect: 10 rounds cannot tell.
+	v, err := Judge(synth(14, 10, 0.10, 0.03, 1.01), Options{})
+	require.NoError(t, err)
+	require.Equal(t, Undecided, v.Outcome)
+	assert.Equal(t, []Reason{Straddles}, v.Reasons)
+	assert.Greater(t, v.RoundsToDecide, 10)
+	assert.Greater(t, v.MDE, 0.01)
+	assert.Less(t, v.MDE, 0.2)
+	// MDEAt from the same noise shrinks like 1/√rounds.
+	s := synth(15, 20, 0.10, 0.03, 1.0)
+	m10, m40 := MDEAt(s, 10, Options{}), MDEAt(s, 40, Options{})
+	assert.InDelta(t, 2, math.Log1p(m10)/math.Log1p(m40), 1e-9)
+	assert.True(t, math.IsInf(MDEAt(synth(1, 4, 0.1, 0.03, 1), 10, Options{}), 1))
+	assert.True(t, math.IsNaN(MDEAt(s, 0, Options{})))
+}
+
+func TestSequentialDeterministicAndPrefixStable(t *testing.T) {
+	s := synth(16, 40, 0.10, 0.03, 1.02)
+	opt := Options{MaxRounds: 40}
+	a, err := Judge(s, opt)
+	require.NoError(t, err)
+	b, err := Judge(s, opt)
+	require.NoError(t, err)
+	assert.Equal(t, a, b, "same input, same seed: same verdict")
+	// Each prefix's verdict is what the run would have said after that
+	// many rounds; none decides before the full run's reported look.
+	for n := 6; n < len(a.Rounds); n++ {
+		p := Samples{Base: s.Base[:n], Candidate: s.Candidate[:n], Null: s.Null[:n]}
+		v, err := Judge(p, opt)
+		require.NoError(t, err)
+		assert.Equal(t, Undecided, v.Outcome, "n=%d", n)
+		assert.Contains(t, v.Reasons, Continuing)
+	}
+	// Boundaries widen as less α is spent: a look's index never exceeds
+	// the fixed-sample one at the same rounds.
+	d := make([]float64, 30)
+	looks := make([][]int, 25)
+	spend := make([]float64, 25)
+	for j := range looks {
+		for i := range j + 6 {
+			looks[j] = append(looks[j], i)
+		}
+		spend[j] = Pocock.spent(0.05, float64(j+6)/30, 2)
+	}
+	for i := range d {
+		d[i] = float64(i%7) - 3.1
+	}
+	ks := seqK(d, 0, looks, spend, twoSided, newSigns(4000, 30, 1))
+	for j, k := range ks {
+		assert.LessOrEqual(t, k, critK(j+6, 0.025), "look %d", j)
+	}
+	assert.Equal(t, ks, seqK(d, 0, looks, spend, twoSided, newSigns(4000, 30, 1)))
+}
+
+func TestSpending(t *testing.T) {
+	for _, s := range []Spending{Pocock, OBrienFleming} {
+		assert.Zero(t, s.spent(0.05, 0, 2))
+		assert.Equal(t, 0.05, s.spent(0.05, 1, 2))
+		prev := 0.0
+		for t1 := 0.1; t1 < 1; t1 += 0.1 {
+			x := s.spent(0.05, t1, 2)
+			assert.Greater(t, x, prev, "%v increases", s)
+			prev = x
+		}
+	}
+	assert.Less(t, OBrienFleming.spent(0.05, 0.3, 2), Pocock.spent(0.05, 0.3, 2))
+	assert.InDelta(t, 0.05*math.Log(1+(math.E-1)*0.5), Pocock.spent(0.05, 0.5, 2), 1e-15)
+	assert.InDelta(t, 2*(1-0.5*math.Erfc(-1.959964/math.Sqrt(0.5)/math.Sqrt2)), OBrienFleming.spent(0.05, 0.5, 2), 1e-5)
+	assert.Equal(t, "obrien-fleming", OBrienFleming.String())
+}
+
+func TestJudgeErrors(t *testing.T) {
+	ok := synth(1, 10, 0, 0.01, 1)
+	for _, c := range []struct {
+		s   Samples
+		opt Options
+		msg string
+	}{
+		{Samples{}, Options{}, "nullband: Samples.Base is empty"},
+		{Samples{Base: []float64{1, 2}, Candidate: []float64{1}}, Options{}, "nullband: Samples lengths differ: Base 2, Candidate 1, Null 0, Round 0, Contended 0"},
+		{ok, Options{Confidence: 1.5}, "nullband: Options.Confidence 1.5: want a value in (0.5, 1), e.g. 0.95"},
+		{ok, Options{Delta: -1}, "nullband: Options.Delta -1: want a fraction > 0, e.g. 0.02"},
+		{ok, Options{MaxQuarantined: 2}, "nullband: Options.MaxQuarantined 2: want a share in (0, 1]"},
+		{ok, Options{MaxRounds: 5, MinRounds: 6}, "nullband: Options.MinRounds 6: want 1 … MaxRounds (5)"},
+		{ok, Options{Spending: 7}, "nullband: Options.Spending Spending(7): unknown"},
+	} {
+		_, err := Judge(c.s, c.opt)
+		assert.EqualError(t, err, c.msg)
+	}
+}
+
+func TestStrings(t *testing.T) {
+	assert.Equal(t, []string{"undecided", "faster", "slower", "equivalent"},
+		[]string{Undecided.String(), Faster.String(), Slower.String(), Equivalent.String()})
+	assert.Equal(t, "null-shifted", NullShifted.String())
+	assert.Equal(t, "extreme", Extreme.String())
+	assert.Equal(t, "", Cause(0).String())
+}
