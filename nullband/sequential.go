@@ -75,110 +75,132 @@ func newSigns(reps, rounds int, seed uint64) signs {
 	return s
 }
 
-// seqK returns the critical index kⱼ of each look for a group-sequential
-// signed-rank test of H₀: the values x[i]−shift are symmetric about 0.
+// boundary computes, look by look, the critical indices kⱼ of a
+// group-sequential signed-rank test of H₀: the values x[i]−shift are
+// symmetric about 0.
 //
-// Look j uses the rounds looks[j] (indices into x). The null distribution is
-// the sign-flip distribution conditional on the magnitudes |x[i]−shift|:
-// replicate r gives round i the sign sg.pos(r, i), and its statistic at look j
-// is the sum of the midranks (among look j's rounds) of the rounds it marks
-// positive, zeros counting half their rank. kⱼ is the largest index such
-// that the share of replicates that have crossed a boundary by look j is at
-// most spend[j] (cumulative); crossing at look j means W⁺ ≤ kⱼ−1 (lower),
-// W⁺ ≥ Nⱼ+1−kⱼ (upper) or either (two-sided), Nⱼ = mⱼ(mⱼ+1)/2. The
-// interval [W₍kⱼ₎, W₍Nⱼ+1−kⱼ₎] of look j's Walsh averages excludes shift
-// exactly when the data cross (with untied magnitudes).
-func seqK(x []float64, shift float64, looks [][]int, spend []float64, t tail, sg signs) []int {
-	reps := len(sg)
-	alive := make([]bool, reps)
-	for r := range alive {
-		alive[r] = true
-	}
-	crossed := 0
-	ks := make([]int, len(looks))
+// The null distribution is the sign-flip distribution conditional on the
+// magnitudes |x[i]−shift|: replicate r gives round i the sign of bit i of
+// sg[r], and its statistic at a look is the sum of the midranks (among the
+// look's rounds) of the rounds it marks positive, zeros counting half their
+// rank. kⱼ is the largest index such that the share of replicates that have
+// crossed a boundary by look j is at most the cumulative spend; crossing at
+// look j means W⁺ ≤ kⱼ−1 (lower), W⁺ ≥ Nⱼ+1−kⱼ (upper) or either
+// (two-sided), Nⱼ = mⱼ(mⱼ+1)/2. The interval [W₍kⱼ₎, W₍Nⱼ+1−kⱼ₎] of look j's
+// Walsh averages excludes shift exactly when the data cross (with untied
+// magnitudes).
+type boundary struct {
+	x       []float64
+	shift   float64
+	t       tail
+	sg      signs
+	alive   []bool
+	crossed int
+	rank2   []int    // twice the midrank, by round
+	mask    []uint64 // rounds of the look whose sign flips
+	stat    []int    // twice the distance to the edge, per replicate
+	count   []int
+}
+
+func newBoundary(x []float64, shift float64, t tail, sg signs) *boundary {
 	words := 0
-	if reps > 0 {
+	if len(sg) > 0 {
 		words = len(sg[0])
 	}
-	rank2 := make([]int, 64*words) // twice the midrank, by round
-	mask := make([]uint64, words)  // rounds of the look whose sign flips
-	stat := make([]int, reps)      // twice the distance to the edge, per replicate
-	var count []int
-	for j, idx := range looks {
-		m := len(idx)
-		if m == 0 {
+	b := &boundary{x: x, shift: shift, t: t, sg: sg, alive: make([]bool, len(sg)),
+		rank2: make([]int, 64*words), mask: make([]uint64, words), stat: make([]int, len(sg))}
+	for r := range b.alive {
+		b.alive[r] = true
+	}
+	return b
+}
+
+// next returns the critical index of the next look, over rounds idx
+// (indices into x), with cumulative spend spend.
+func (b *boundary) next(idx []int, spend float64) int {
+	m := len(idx)
+	if m == 0 {
+		return 0
+	}
+	reps := len(b.sg)
+	y := make([]float64, m)
+	for a, i := range idx {
+		y[a] = b.x[i] - b.shift
+	}
+	ranks, _ := midranks(y)
+	clear(b.mask)
+	fixed := 0
+	for a, i := range idx {
+		b.rank2[i] = int(math.Round(2 * ranks[a]))
+		if y[a] == 0 {
+			fixed += b.rank2[i] / 2
+		} else {
+			b.mask[i/64] |= 1 << (uint(i) % 64)
+		}
+	}
+	top := m * (m + 1) // twice N
+	if cap(b.count) < top+1 {
+		b.count = make([]int, top+1)
+	}
+	count := b.count[:top+1]
+	clear(count)
+	for r := range reps {
+		if !b.alive[r] {
 			continue
 		}
-		y := make([]float64, m)
-		for a, i := range idx {
-			y[a] = x[i] - shift
-		}
-		ranks, _ := midranks(y)
-		clear(mask)
-		fixed := 0
-		for a, i := range idx {
-			rank2[i] = int(math.Round(2 * ranks[a]))
-			if y[a] == 0 {
-				fixed += rank2[i] / 2
-			} else {
-				mask[i/64] |= 1 << (uint(i) % 64)
+		w := fixed
+		for k, word := range b.sg[r] {
+			bits := word & b.mask[k]
+			for bits != 0 {
+				w += b.rank2[k*64+mbits.TrailingZeros64(bits)]
+				bits &= bits - 1
 			}
 		}
-		top := m * (m + 1) // twice N
-		if cap(count) < top+1 {
-			count = make([]int, top+1)
+		var e int
+		switch b.t {
+		case twoSided:
+			e = min(w, top-w)
+		case lowerTail:
+			e = w
+		case upperTail:
+			e = top - w
 		}
-		count = count[:top+1]
-		clear(count)
-		for r := range reps {
-			if !alive[r] {
-				continue
-			}
-			w := fixed
-			for k, word := range sg[r] {
-				bits := word & mask[k]
-				for bits != 0 {
-					w += rank2[k*64+mbits.TrailingZeros64(bits)]
-					bits &= bits - 1
-				}
-			}
-			var e int
-			switch t {
-			case twoSided:
-				e = min(w, top-w)
-			case lowerTail:
-				e = w
-			case upperTail:
-				e = top - w
-			}
-			stat[r] = e
-			count[e]++
-		}
-		// k is the largest index with #{e ≤ 2(k−1)} ≤ budget: find the
-		// (budget+1)-th smallest e2 = v; then 2(k−1) < v.
-		budget := int(math.Floor(spend[j]*float64(reps)+1e-9)) - crossed
-		limit := (top/2 + 1) / 2
-		k := limit
-		if budget < 0 {
-			k = 0
-		} else {
-			seen := 0
-			for v, c := range count {
-				seen += c
-				if seen > budget {
-					k = (v + 1) / 2 // the largest k with 2(k−1) < v
-					break
-				}
+		b.stat[r] = e
+		count[e]++
+	}
+	// k is the largest index with #{e ≤ 2(k−1)} ≤ budget: find the
+	// (budget+1)-th smallest e = v; then 2(k−1) < v.
+	budget := int(math.Floor(spend*float64(reps)+1e-9)) - b.crossed
+	limit := (top/2 + 1) / 2
+	k := limit
+	if budget < 0 {
+		k = 0
+	} else {
+		seen := 0
+		for v, c := range count {
+			seen += c
+			if seen > budget {
+				k = (v + 1) / 2
+				break
 			}
 		}
-		k = max(0, min(k, limit))
-		ks[j] = k
-		for r := range reps {
-			if alive[r] && stat[r] <= 2*(k-1) {
-				alive[r] = false
-				crossed++
-			}
+	}
+	k = max(0, min(k, limit))
+	for r := range reps {
+		if b.alive[r] && b.stat[r] <= 2*(k-1) {
+			b.alive[r] = false
+			b.crossed++
 		}
+	}
+	return k
+}
+
+// seqK returns the critical index of every look (see boundary).
+func seqK(x []float64, shift float64, looks [][]int, spend []float64, t tail, sg signs) []int {
+	b := newBoundary(x, shift, t, sg)
+	ks := make([]int, len(looks))
+	for j, idx := range looks {
+		ks[j] = b.next(idx, spend[j])
 	}
 	return ks
 }

@@ -326,47 +326,38 @@ func Judge(s Samples, opt Options) (Verdict, error) {
 		return lk.verdict(s, opt, 0), nil
 	}
 
-	// Sequential: replay every look up to the last round given.
+	// Sequential: replay the looks up to the last round given, stopping
+	// at the first that decides.
 	last := min(n, opt.MaxRounds)
-	var looks []*look
-	for m := opt.MinRounds; m <= last; m++ {
-		looks = append(looks, newLook(s, m, opt))
-	}
-	if len(looks) == 0 {
-		lk := newLook(s, min(n, opt.MaxRounds), opt)
-		lk.kEff, lk.kLo, lk.kHi = 0, 0, 0
-		v := lk.verdict(s, opt, 0)
+	if last < opt.MinRounds {
+		v := newLook(s, last, opt).verdict(s, opt, 0)
+		v.Reasons = append(v.Reasons, Continuing)
 		return v, nil
 	}
+	// d holds ln(B/A) by round; a round's value does not depend on the
+	// look, only whether it is used does.
 	d := make([]float64, last)
-	idx := make([][]int, len(looks))
-	spendEff := make([]float64, len(looks))
-	spendEq := make([]float64, len(looks))
-	for j, lk := range looks {
-		idx[j] = lk.idx
-		for a, i := range lk.idx {
-			d[i] = lk.d[a]
-		}
-		t := float64(lk.m) / float64(opt.MaxRounds)
-		spendEff[j] = opt.Spending.spent(alpha, t, 2)
-		spendEq[j] = opt.Spending.spent(alpha, t, 1)
+	for i := range last {
+		d[i] = math.Log(s.Candidate[i] / s.Base[i])
 	}
 	sg := newSigns(opt.Replicates, last, opt.Seed)
-	kEff := seqK(d, 0, idx, spendEff, twoSided, sg)
-	kLo := seqK(d, -L, idx, spendEq, upperTail, sg)
-	kHi := seqK(d, L, idx, spendEq, lowerTail, sg)
-	for j, lk := range looks {
-		lk.kEff, lk.kLo, lk.kHi = kEff[j], kLo[j], kHi[j]
+	eff := newBoundary(d, 0, twoSided, sg)
+	lo := newBoundary(d, -L, upperTail, sg)
+	hi := newBoundary(d, L, lowerTail, sg)
+	for m := opt.MinRounds; ; m++ {
+		lk := newLook(s, m, opt)
+		t := float64(m) / float64(opt.MaxRounds)
+		spentEff, spentEq := opt.Spending.spent(alpha, t, 2), opt.Spending.spent(alpha, t, 1)
+		lk.kEff, lk.kLo, lk.kHi = eff.next(lk.idx, spentEff), lo.next(lk.idx, spentEq), hi.next(lk.idx, spentEq)
 		lk.decide(L)
-		if lk.outcome != Undecided || j == len(looks)-1 {
-			v := lk.verdict(s, opt, j+1)
-			if v.Outcome == Undecided && lk.m < opt.MaxRounds && !v.Has(NullShifted) && !v.Has(TooManyQuarantined) {
+		if lk.outcome != Undecided || m == last {
+			v := lk.verdict(s, opt, m-opt.MinRounds+1)
+			if v.Outcome == Undecided && m < opt.MaxRounds && !v.Has(NullShifted) && !v.Has(TooManyQuarantined) {
 				v.Reasons = append(v.Reasons, Continuing)
 			}
 			return v, nil
 		}
 	}
-	panic("unreachable")
 }
 
 func (s Samples) check() error {
