@@ -186,6 +186,9 @@ type Options struct {
 	MinRounds int
 	// Spending is the α-spending function of sequential mode.
 	Spending Spending
+	// Every is the number of rounds between sequential looks after the
+	// first (the last look is always at MaxRounds). Zero means 1.
+	Every int
 	// Extreme is the factor over the median spread beyond which a round is
 	// quarantined as Extreme. Zero means 5; +Inf never quarantines.
 	Extreme float64
@@ -212,6 +215,9 @@ func (o Options) withDefaults() Options {
 	if o.Replicates == 0 {
 		o.Replicates = 4000
 	}
+	if o.Every == 0 {
+		o.Every = 1
+	}
 	if o.MinRounds == 0 {
 		o.MinRounds = minRoundsFor((1 - o.Confidence) / 2)
 	}
@@ -228,8 +234,8 @@ func (o Options) validate() error {
 		return fmt.Errorf("nullband: Options.MaxQuarantined %v: want a share in (0, 1]", o.MaxQuarantined)
 	case !(o.Extreme > 1):
 		return fmt.Errorf("nullband: Options.Extreme %v: want a factor > 1", o.Extreme)
-	case o.MaxRounds < 0, o.Replicates < 0:
-		return fmt.Errorf("nullband: Options.MaxRounds %d, Replicates %d: want ≥ 0", o.MaxRounds, o.Replicates)
+	case o.MaxRounds < 0, o.Replicates < 0, o.Every < 0:
+		return fmt.Errorf("nullband: Options.MaxRounds %d, Replicates %d, Every %d: want ≥ 0", o.MaxRounds, o.Replicates, o.Every)
 	case o.MaxRounds > 0 && (o.MinRounds < 1 || o.MinRounds > o.MaxRounds):
 		return fmt.Errorf("nullband: Options.MinRounds %d: want 1 … MaxRounds (%d)", o.MinRounds, o.MaxRounds)
 	case o.Spending != Pocock && o.Spending != OBrienFleming:
@@ -344,14 +350,16 @@ func Judge(s Samples, opt Options) (Verdict, error) {
 	eff := newBoundary(d, 0, twoSided, sg)
 	lo := newBoundary(d, -L, upperTail, sg)
 	hi := newBoundary(d, L, lowerTail, sg)
-	for m := opt.MinRounds; ; m++ {
+	looks := 0
+	for m := opt.MinRounds; ; m = min(m+opt.Every, opt.MaxRounds) {
 		lk := newLook(s, m, opt)
+		looks++
 		t := float64(m) / float64(opt.MaxRounds)
 		spentEff, spentEq := opt.Spending.spent(alpha, t, 2), opt.Spending.spent(alpha, t, 1)
 		lk.kEff, lk.kLo, lk.kHi = eff.next(lk.idx, spentEff), lo.next(lk.idx, spentEq), hi.next(lk.idx, spentEq)
 		lk.decide(L)
-		if lk.outcome != Undecided || m == last {
-			v := lk.verdict(s, opt, m-opt.MinRounds+1)
+		if lk.outcome != Undecided || m == last || min(m+opt.Every, opt.MaxRounds) > last {
+			v := lk.verdict(s, opt, looks)
 			if v.Outcome == Undecided && m < opt.MaxRounds && !v.Has(NullShifted) && !v.Has(TooManyQuarantined) {
 				v.Reasons = append(v.Reasons, Continuing)
 			}

@@ -267,3 +267,20 @@ func TestStrings(t *testing.T) {
 	assert.Equal(t, "extreme", Extreme.String())
 	assert.Equal(t, "", Cause(0).String())
 }
+
+func TestSequentialEvery(t *testing.T) {
+	s := synth(17, 30, 0.10, 0.01, 1.10)
+	v, err := Judge(s, Options{MaxRounds: 30, MinRounds: 10, Every: 5})
+	require.NoError(t, err)
+	assert.Equal(t, Slower, v.Outcome)
+	assert.Equal(t, 10, len(v.Rounds), "decided at the first look")
+	assert.Equal(t, 1, v.Looks)
+	// Between looks the verdict is the last look's: 14 rounds show the
+	// look at 10 (A/A here, so undecided and continuing).
+	aa := synth(18, 14, 0.10, 0.03, 1.0)
+	v, err = Judge(aa, Options{MaxRounds: 30, MinRounds: 10, Every: 5})
+	require.NoError(t, err)
+	assert.Equal(t, 10, len(v.Rounds))
+	assert.Equal(t, 14, v.Given)
+	assert.Contains(t, v.Reasons, Continuing)
+}
