@@ -4,12 +4,18 @@ import (
 	"bytes"
 	"image/png"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/gapbench/gapbench/internal/durfmt"
+	"github.com/gapbench/gapbench/internal/testutil"
+	"github.com/gapbench/gapbench/internal/trace"
+	"github.com/gapbench/gapbench/internal/traceplot"
 )
 
 // plotFixture is a trace written by hand (no gapbench code), following the
@@ -129,4 +135,45 @@ func TestPlotErrors(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	assert.Equal(t, 0, dispatch([]string{"plot", "-h"}, &stdout, &stderr))
 	assert.Contains(t, stderr.String(), "usage: decodegap plot")
+}
+
+// A real run written with DECODEGAP_TRACE and drawn by plot DIR: the
+// picture's steady-window mean and p90 are the run's ns/op and p90-ns/op,
+// the same samples through the one percentile rule (internal/quantile).
+func TestPlotARealRunShowsItsMetrics(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs a benchmark")
+	}
+	dir := t.TempDir()
+	cmd := exec.Command("go", "test", "-run", "^$", "-bench", "MatVec/gap=0s$", "-benchtime=400x", "-count", "2", ".")
+	cmd.Dir = "../../examples/basic"
+	cmd.Env = append(os.Environ(), trace.EnvDir+"="+dir)
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, string(out))
+	res := testutil.ResultsString(t, string(out))
+	require.Len(t, res, 2)
+
+	var stdout, stderr bytes.Buffer
+	require.Equal(t, 0, dispatch([]string{"plot", dir}, &stdout, &stderr), stderr.String())
+	files, err := filepath.Glob(filepath.Join(dir, "*"+trace.Ext))
+	require.NoError(t, err)
+	require.Len(t, files, 2)
+	for i, f := range files {
+		tr, err := trace.ReadFile(f)
+		require.NoError(t, err)
+		require.Equal(t, filepath.Join(dir, trace.FileName("BenchmarkMatVec/gap=0s", i)), f, "traces sort in the order run")
+		mean, p90, ok := traceplot.SteadyFigures(tr)
+		require.True(t, ok, "%s has a steady window", f)
+		// testing prints ns/op and p90-ns/op rounded to the nanosecond.
+		nsop, _ := res[i].Value("sec/op")
+		p90op, ok := res[i].Value("p90-sec/op")
+		require.True(t, ok)
+		assert.InDelta(t, nsop*1e9, mean, 0.5+1e-6*mean, "%s: the picture's mean is ns/op", f)
+		assert.InDelta(t, p90op*1e9, p90, 0.5+1e-6*p90, "%s: the picture's p90 is p90-ns/op", f)
+
+		svg, err := os.ReadFile(traceplot.BesidePath(f, "svg"))
+		require.NoError(t, err)
+		assert.Contains(t, string(svg), "p90 "+durfmt.Ns(p90)+" (steady window)")
+		assert.Contains(t, stdout.String(), f+" -> "+traceplot.BesidePath(f, "svg"))
+	}
 }
