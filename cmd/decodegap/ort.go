@@ -225,6 +225,11 @@ func runORT(args []string, stdout, stderr io.Writer) int {
 	// Parity, in this process, before anything is timed.
 	if f.parity > 0 {
 		if err := armParity(cfg, arms, f.parity, tol, stderr); err != nil {
+			var de *ort.DimsError
+			if errors.As(err, &de) {
+				return usageErr("%s: dynamic dimensions not set: %s; set them with -dims NAME=SIZE (INPUT@AXIS=SIZE for an unnamed one) or -shape INPUT=DxD (see -list)",
+					model, strings.Join(de.Missing, ", "))
+			}
 			fmt.Fprintf(stderr, "decodegap ort: %v\n", err)
 			return 1
 		}

@@ -127,6 +127,16 @@ func TestORTListVAD(t *testing.T) {
 	assert.Contains(t, out.String(), "  none: every step starts from the fills (set pairs with -state OUTPUT=INPUT)\n")
 }
 
+func TestORTNamesDimsFlags(t *testing.T) {
+	goList, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/yalue/onnxruntime_go").Output()
+	require.NoError(t, err)
+	p := filepath.Join(strings.TrimSpace(string(goList)), "test_data", "example_dynamic_axes.onnx")
+	ort.RequireLibrary(t)
+	var out, errb bytes.Buffer
+	assert.Equal(t, 2, runORT([]string{"-arm", "intra=1", "-o", filepath.Join(t.TempDir(), "o.txt"), p}, &out, &errb))
+	assert.Equal(t, "decodegap ort: "+p+`: dynamic dimensions not set: "input_vectors_dynamic_axes_1" (input "input_vectors" axis 0); set them with -dims NAME=SIZE (INPUT@AXIS=SIZE for an unnamed one) or -shape INPUT=DxD (see -list)`+"\nrun 'decodegap ort -h' for usage\n", errb.String())
+}
+
 func TestORTListRefusesSequences(t *testing.T) {
 	goList, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/yalue/onnxruntime_go").Output()
 	require.NoError(t, err)

@@ -217,6 +217,18 @@ func Runnable(sig Signature) error {
 	return nil
 }
 
+// DimsError says which dynamic axes of the inputs were left unset.
+type DimsError struct {
+	// Missing describes each: the name, or NAME@AXIS for an unnamed axis,
+	// with the input and axis, as `"batch" (input "x" axis 0)`.
+	Missing []string
+}
+
+// Error names the axes and the fields that set them.
+func (e *DimsError) Error() string {
+	return fmt.Sprintf("dynamic dimensions not set: %s; set each in ModelConfig.Dims or the input's whole shape in ModelConfig.Shapes", strings.Join(e.Missing, ", "))
+}
+
 // applyShapes sets whole input shapes.
 func applyShapes(sig *Signature, shapes map[string][]int64) error {
 	for name, shape := range shapes {
@@ -284,7 +296,7 @@ func resolve(sig *Signature, dims map[string]int64) error {
 		}
 	}
 	if len(missing) > 0 {
-		return fmt.Errorf("dynamic dimensions not set: %s; set each in ModelConfig.Dims or the input's whole shape in ModelConfig.Shapes", strings.Join(missing, ", "))
+		return &DimsError{Missing: missing}
 	}
 	var unused []string
 	for k := range dims {
@@ -618,8 +630,10 @@ func (m *Model) Config() ModelConfig { return m.cfg }
 // Options returns the session options.
 func (m *Model) Options() Options { return m.cfg.Options }
 
-// Inputs and Outputs return the buffers, in the model's order.
-func (m *Model) Inputs() []*Buffer  { return m.ins }
+// Inputs returns the input buffers, in the model's order.
+func (m *Model) Inputs() []*Buffer { return m.ins }
+
+// Outputs returns the output buffers, in the model's order.
 func (m *Model) Outputs() []*Buffer { return m.outs }
 
 // Input returns the input buffer named name, or nil.
