@@ -3,8 +3,8 @@ package decodegap
 import (
 	"bufio"
 	"errors"
-	"io"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"regexp"
@@ -53,33 +53,6 @@ func compareChild(b *testing.B) {
 	Compare(b, CompareConfig{Window: 8, Seed: 3, Screen: Screen{Thresholds: never}, Parity: func() error { fmt.Fprintln(os.Stderr, "parity checked"); return nil }},
 		Arm{Name: "fast", Open: open(5 * time.Microsecond)},
 		Arm{Name: "slow", Open: open(10 * time.Microsecond)})
-}
-
-// compareSeqChild is the "compare-seq" mode: the verdicts are taken as
-// decided after round 7 (judgeRounds replaced), so Compare stops there.
-func compareSeqChild(b *testing.B) {
-	judge := judgeRounds
-	judgeRounds = func(c *comparison, pi, rounds int) bool {
-		judge(c, pi, rounds)
-		return rounds >= 7
-	}
-	Compare(b, CompareConfig{Window: 8},
-		Arm{Name: "fast", Open: Func(spinFor(5 * time.Microsecond))},
-		Arm{Name: "slow", Open: Func(spinFor(20 * time.Microsecond))})
-}
-
-// compareWaitChild is the "compare-wait" mode: arm "b"'s second open
-// waits until stdin closes, so the test can look at stderr mid-run.
-func compareWaitChild(b *testing.B) {
-	opens := 0
-	Compare(b, CompareConfig{Window: 8, NoNullArm: true},
-		Arm{Name: "a", Open: Func(spinFor(2 * time.Microsecond))},
-		Arm{Name: "b", Open: func() (Step, func() error, error) {
-			if opens++; opens == 2 {
-				io.Copy(io.Discard, os.Stdin)
-			}
-			return spinFor(2 * time.Microsecond), nil, nil
-		}})
 }
 
 // compareFailChild is the "compare-fail" mode: arm "b"'s third open fails,
@@ -206,27 +179,6 @@ func TestCompareProgressAppearsWhileRunning(t *testing.T) {
 	require.NoError(t, cmd.Wait())
 }
 
-// TestCompareMeasuresEveryCPUSetting: with -cpu 1,2 the -2 lines are
-// measured at GOMAXPROCS 2, not copies of the last -1 round.
-func TestCompareMeasuresEveryCPUSetting(t *testing.T) {
-	out, err := runChildArgs(t, "compare", "-test.benchtime=32x", "-test.count=3", "-test.cpu=1,2")
-	require.NoError(t, err, out)
-	lines := map[[2]any][]float64{}
-	for _, r := range benchResults(t, out) {
-		arm, procs := armOf(r)
-		v, _ := r.Value("sec/op")
-		lines[[2]any{arm, procs}] = append(lines[[2]any{arm, procs}], v)
-	}
-	for _, arm := range []string{"fast", "slow", "null"} {
-		require.Len(t, lines[[2]any{arm, 1}], 3, out)
-		require.Len(t, lines[[2]any{arm, 2}], 3, out)
-		assert.NotEqual(t, lines[[2]any{arm, 1}][2], lines[[2]any{arm, 2}][0], "the -2 lines are not copies of the last -1 line")
-	}
-	assert.Contains(t, out, "round 3/3, GOMAXPROCS 2, arm ")
-	assert.Contains(t, out, "order at GOMAXPROCS 1 ")
-	assert.Contains(t, out, "order at GOMAXPROCS 2 ")
-}
-
 func TestCompareFailureKeepsCompletedRounds(t *testing.T) {
 	dir := t.TempDir()
 	out, err := testutil.Bench(t, []string{childEnv + "=compare-fail", "TMPDIR=" + dir}, "^BenchmarkChild$", "-test.benchtime=32x", "-test.count=4")
@@ -244,25 +196,6 @@ func TestCompareFailureKeepsCompletedRounds(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, out, `arm "b": opening returned a nil step (Arm.Open must return a step or an error)`)
 	assert.NotContains(t, out, "SIGSEGV")
-}
-
-// TestCompareStopsWhenDecided: in sequential mode Compare stops once every
-// verdict is decided, and testing prints one line per arm per round run,
-// none for rounds not run.
-func TestCompareStopsWhenDecided(t *testing.T) {
-	out, err := runChildArgs(t, "compare-seq", "-test.benchtime=64x", "-test.count=20", "-test.cpu=1")
-	require.NoError(t, err, out)
-	m := regexp.MustCompile(`every verdict decided after (\d+) of 20 rounds \(-count is the most\): stopping`).FindStringSubmatch(out)
-	require.NotNil(t, m, out)
-	rounds, _ := strconv.Atoi(m[1])
-	require.Equal(t, 7, rounds)
-	lines := map[string]int{}
-	for _, r := range benchResults(t, out) {
-		arm, _ := armOf(r)
-		lines[arm]++
-	}
-	assert.Equal(t, map[string]int{"fast": rounds, "slow": rounds, "null": rounds}, lines)
-	assert.Contains(t, out, fmt.Sprintf("round %d of %d at GOMAXPROCS 1", rounds, rounds))
 }
 
 func TestCheckArms(t *testing.T) {
