@@ -1,0 +1,308 @@
+package prreport
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// Tree is one side of the comparison: a source tree and the test binaries
+// built from it.
+type Tree struct {
+	// Ref is the revision as given ("" for the work tree); Commit its
+	// full hash ("" for the work tree, whose files may differ from any
+	// commit).
+	Ref, Commit string
+	// Root is the directory of the tree's copy of the repository: a git
+	// worktree in a temporary directory, or the repository itself for the
+	// work tree.
+	Root string
+	// Dirty is true for the work tree when `git status` lists changes.
+	Dirty bool
+}
+
+// Package is one package with benchmarks on both sides.
+type Package struct {
+	// ImportPath is the package's import path.
+	ImportPath string
+	// BaseBin, HeadBin are the test binaries built at each side; BaseDir,
+	// HeadDir the package's directory at each side (a test binary runs in
+	// its package directory, as `go test` runs it).
+	BaseBin, HeadBin string
+	BaseDir, HeadDir string
+	// Benchmarks are the top-level benchmarks present on both sides, as
+	// -test.list prints them (with the Benchmark prefix), in the order
+	// the head binary lists them.
+	Benchmarks []string
+	// OnlyBase and OnlyHead are benchmarks present on one side only: not
+	// judged, listed in the report.
+	OnlyBase, OnlyHead []string
+}
+
+// Build is the result of Prepare: both trees and every package built.
+type Build struct {
+	Base, Head Tree
+	// Packages are the packages with at least one benchmark on either
+	// side, in `go list` order of the head side.
+	Packages []Package
+	// Skipped lists packages matched at one side only, with which side.
+	Skipped []string
+	// tmp is the temporary directory holding worktrees and binaries;
+	// repo the repository they were added to.
+	tmp, repo string
+}
+
+// BuildConfig says what Prepare builds.
+type BuildConfig struct {
+	// Dir is the directory the package patterns are relative to; it must
+	// lie in a git repository's work tree. Empty means the current
+	// directory.
+	Dir string
+	// Base is the base revision (any git revision); required.
+	Base string
+	// Head is the head revision; empty means the work tree as it is,
+	// uncommitted changes included.
+	Head string
+	// Patterns are `go list` package patterns; empty means ".".
+	Patterns []string
+	// Log, when non-nil, receives one line per step (worktree, build).
+	Log io.Writer
+}
+
+// Prepare adds a git worktree for base (and for head when given) in a new
+// temporary directory, resolves the package patterns at each side with
+// `go list`, builds each package's test binary at both sides with
+// `go test -c`, and lists each binary's benchmarks with -test.list. The
+// caller must call Close to remove the worktrees and binaries.
+func Prepare(ctx context.Context, c BuildConfig) (*Build, error) {
+	if c.Base == "" {
+		return nil, errors.New("prreport: BuildConfig.Base is required")
+	}
+	dir := c.Dir
+	if dir == "" {
+		dir = "."
+	}
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	logf := func(format string, a ...any) {
+		if c.Log != nil {
+			fmt.Fprintf(c.Log, format+"\n", a...)
+		}
+	}
+	top, err := gitOut(ctx, dir, "rev-parse", "--show-toplevel")
+	if err != nil {
+		return nil, fmt.Errorf("%s is not inside a git work tree: %w", dir, err)
+	}
+	// Resolve symlinks on both so the relative path is right.
+	realDir, _ := filepath.EvalSymlinks(dir)
+	realTop, _ := filepath.EvalSymlinks(top)
+	rel, err := filepath.Rel(realTop, realDir)
+	if err != nil {
+		return nil, err
+	}
+	tmp, err := os.MkdirTemp("", "decodegap-pr-")
+	if err != nil {
+		return nil, err
+	}
+	b := &Build{tmp: tmp, repo: top}
+	ok := false
+	defer func() {
+		if !ok {
+			b.Close()
+		}
+	}()
+
+	side := func(name, ref string) (Tree, error) {
+		if ref == "" {
+			t := Tree{Root: top}
+			st, err := gitOut(ctx, top, "status", "--porcelain", "--untracked-files=no")
+			if err == nil && st != "" {
+				t.Dirty = true
+			}
+			return t, nil
+		}
+		commit, err := gitOut(ctx, top, "rev-parse", "--verify", ref+"^{commit}")
+		if err != nil {
+			return Tree{}, fmt.Errorf("%s %q is not a commit here: %w", name, ref, err)
+		}
+		root := filepath.Join(tmp, name)
+		logf("%s: git worktree add --detach %s %s (%s)", name, root, ref, commit[:min(12, len(commit))])
+		if _, err := gitOut(ctx, top, "worktree", "add", "--detach", root, commit); err != nil {
+			return Tree{}, fmt.Errorf("adding a worktree for %s %q: %w", name, ref, err)
+		}
+		return Tree{Ref: ref, Commit: commit, Root: root}, nil
+	}
+	if b.Base, err = side("base", c.Base); err != nil {
+		return nil, err
+	}
+	if b.Head, err = side("head", c.Head); err != nil {
+		return nil, err
+	}
+
+	patterns := c.Patterns
+	if len(patterns) == 0 {
+		patterns = []string{"."}
+	}
+	basePkgs, err := listPackages(ctx, filepath.Join(b.Base.Root, rel), patterns)
+	if err != nil {
+		return nil, fmt.Errorf("base: %w", err)
+	}
+	headPkgs, err := listPackages(ctx, filepath.Join(b.Head.Root, rel), patterns)
+	if err != nil {
+		return nil, fmt.Errorf("head: %w", err)
+	}
+	baseDir := map[string]string{}
+	for _, p := range basePkgs {
+		baseDir[p.importPath] = p.dir
+	}
+	headSeen := map[string]bool{}
+	for i, hp := range headPkgs {
+		headSeen[hp.importPath] = true
+		bd, inBase := baseDir[hp.importPath]
+		if !inBase {
+			b.Skipped = append(b.Skipped, hp.importPath+" (head only)")
+			continue
+		}
+		p := Package{ImportPath: hp.importPath, BaseDir: bd, HeadDir: hp.dir,
+			BaseBin: filepath.Join(tmp, "bin", fmt.Sprintf("base-%d.test", i)),
+			HeadBin: filepath.Join(tmp, "bin", fmt.Sprintf("head-%d.test", i))}
+		var baseList, headList []string
+		for _, s := range []struct {
+			name, dir, bin string
+			list           *[]string
+		}{{"base", p.BaseDir, p.BaseBin, &baseList}, {"head", p.HeadDir, p.HeadBin, &headList}} {
+			logf("%s: go test -c %s", s.name, p.ImportPath)
+			if err := buildTest(ctx, s.dir, s.bin); err != nil {
+				return nil, fmt.Errorf("%s: %s: %w", s.name, p.ImportPath, err)
+			}
+			if *s.list, err = listBenchmarks(ctx, s.dir, s.bin); err != nil {
+				return nil, fmt.Errorf("%s: %s: %w", s.name, p.ImportPath, err)
+			}
+		}
+		for _, n := range headList {
+			if slices.Contains(baseList, n) {
+				p.Benchmarks = append(p.Benchmarks, n)
+			} else {
+				p.OnlyHead = append(p.OnlyHead, n)
+			}
+		}
+		for _, n := range baseList {
+			if !slices.Contains(headList, n) {
+				p.OnlyBase = append(p.OnlyBase, n)
+			}
+		}
+		if len(p.Benchmarks)+len(p.OnlyBase)+len(p.OnlyHead) > 0 {
+			b.Packages = append(b.Packages, p)
+		}
+	}
+	for _, p := range basePkgs {
+		if !headSeen[p.importPath] {
+			b.Skipped = append(b.Skipped, p.importPath+" (base only)")
+		}
+	}
+	ok = true
+	return b, nil
+}
+
+// Close removes the worktrees and the binaries.
+func (b *Build) Close() error {
+	var errs []error
+	for _, t := range []Tree{b.Base, b.Head} {
+		if t.Ref != "" && t.Root != "" {
+			if _, err := gitOut(context.Background(), b.repo, "worktree", "remove", "--force", t.Root); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	if b.tmp != "" {
+		errs = append(errs, os.RemoveAll(b.tmp))
+	}
+	return errors.Join(errs...)
+}
+
+// Benchmarks returns the number of benchmarks present at both sides.
+func (b *Build) Benchmarks() int {
+	n := 0
+	for _, p := range b.Packages {
+		n += len(p.Benchmarks)
+	}
+	return n
+}
+
+type listedPkg struct{ importPath, dir string }
+
+// listPackages resolves patterns in dir to the packages that have test
+// files.
+func listPackages(ctx context.Context, dir string, patterns []string) ([]listedPkg, error) {
+	args := append([]string{"list", "-f", "{{.ImportPath}}\t{{.Dir}}\t{{len .TestGoFiles}}\t{{len .XTestGoFiles}}"}, patterns...)
+	out, err := run(ctx, dir, "go", args...)
+	if err != nil {
+		return nil, err
+	}
+	var pkgs []listedPkg
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		f := strings.Split(line, "\t")
+		if len(f) != 4 || (f[2] == "0" && f[3] == "0") {
+			continue
+		}
+		pkgs = append(pkgs, listedPkg{f[0], f[1]})
+	}
+	return pkgs, nil
+}
+
+// buildTest builds the test binary of the package in dir to bin.
+func buildTest(ctx context.Context, dir, bin string) error {
+	if err := os.MkdirAll(filepath.Dir(bin), 0o755); err != nil {
+		return err
+	}
+	_, err := run(ctx, dir, "go", "test", "-c", "-o", bin, ".")
+	return err
+}
+
+// listBenchmarks runs bin -test.list and returns the benchmark names.
+func listBenchmarks(ctx context.Context, dir, bin string) ([]string, error) {
+	out, err := run(ctx, dir, bin, "-test.list", "^Benchmark")
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	sc := bufio.NewScanner(strings.NewReader(out))
+	for sc.Scan() {
+		if l := strings.TrimSpace(sc.Text()); strings.HasPrefix(l, "Benchmark") && !strings.ContainsAny(l, " \t") {
+			names = append(names, l)
+		}
+	}
+	return names, nil
+}
+
+func gitOut(ctx context.Context, dir string, args ...string) (string, error) {
+	out, err := run(ctx, dir, "git", args...)
+	return strings.TrimSpace(out), err
+}
+
+// run runs name with args in dir and returns its standard output; on
+// failure the error holds the command line and its standard error.
+func run(ctx context.Context, dir, name string, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Dir = dir
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		msg := strings.TrimSpace(stderr.String())
+		if msg == "" {
+			msg = strings.TrimSpace(stdout.String())
+		}
+		return "", fmt.Errorf("%s %s (in %s): %v: %s", name, strings.Join(args, " "), dir, err, msg)
+	}
+	return stdout.String(), nil
+}

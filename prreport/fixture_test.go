@@ -1,0 +1,139 @@
+package prreport
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// fixtureWork is the work of fixture benchmark i at the first commit: the
+// number of mixing steps per op.
+func fixtureWork(i int) int { return 2000 + 100*i }
+
+// fixtureSource is the fixture module's benchmark file with work(i) steps
+// per op for benchmark i.
+func fixtureSource(n int, work func(int) int) string {
+	var b strings.Builder
+	b.WriteString(`package fix
+
+import "testing"
+
+var sink uint64
+
+// mix does n steps of a multiply-xorshift mix: pure CPU, no memory.
+//
+//go:noinline
+func mix(n int) uint64 {
+	x := uint64(88172645463325252)
+	for i := 0; i < n; i++ {
+		x = x*6364136223846793005 + 1442695040888963407
+		x ^= x >> 29
+	}
+	return x
+}
+`)
+	for i := range n {
+		fmt.Fprintf(&b, "\nfunc BenchmarkStep%02d(b *testing.B) {\n\tfor i := 0; i < b.N; i++ {\n\t\tsink += mix(%d)\n\t}\n}\n", i, work(i))
+	}
+	return b.String()
+}
+
+// fixtureRepo builds a git repository with a module of n benchmarks in
+// package fix and two commits: the second makes benchmark slower do 10%
+// more work and benchmark faster 5% less. It returns the repository's
+// directory; the commits are HEAD~1 and HEAD.
+func fixtureRepo(t *testing.T, n, slower, faster int) string {
+	t.Helper()
+	dir := t.TempDir()
+	git := func(args ...string) {
+		t.Helper()
+		cmd := exec.Command("git", args...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com",
+			"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com", "GIT_CONFIG_NOSYSTEM=1", "HOME="+dir)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	write := func(name, s string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	git("init", "-q", "-b", "main")
+	write("go.mod", "module example.com/fix\n\ngo 1.21\n")
+	write("fix/fix.go", "// Package fix is a fixture.\npackage fix\n")
+	write("fix/fix_test.go", fixtureSource(n, fixtureWork))
+	git("add", ".")
+	git("commit", "-q", "-m", "base")
+	write("fix/fix_test.go", fixtureSource(n, func(i int) int {
+		switch i {
+		case slower:
+			return fixtureWork(i) * 110 / 100
+		case faster:
+			return fixtureWork(i) * 95 / 100
+		}
+		return fixtureWork(i)
+	}))
+	git("commit", "-q", "-am", "head")
+	return dir
+}
+
+func TestPrepareFixture(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a module twice")
+	}
+	repo := fixtureRepo(t, 20, 3, 7)
+	b, err := Prepare(context.Background(), BuildConfig{Dir: repo, Base: "HEAD~1", Head: "HEAD", Patterns: []string{"./..."}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := b.Close(); err != nil {
+			t.Error(err)
+		}
+		if _, err := os.Stat(b.tmp); !os.IsNotExist(err) {
+			t.Errorf("Close left %s behind", b.tmp)
+		}
+	}()
+	if len(b.Packages) != 1 || b.Benchmarks() != 20 {
+		t.Fatalf("packages %+v: want 1 package with 20 benchmarks", b.Packages)
+	}
+	p := b.Packages[0]
+	if p.ImportPath != "example.com/fix/fix" || p.Benchmarks[0] != "BenchmarkStep00" || p.Benchmarks[19] != "BenchmarkStep19" {
+		t.Errorf("package %s benchmarks %v", p.ImportPath, p.Benchmarks)
+	}
+	if b.Base.Commit == b.Head.Commit || len(b.Base.Commit) != 40 {
+		t.Errorf("base %q head %q: want two different full hashes", b.Base.Commit, b.Head.Commit)
+	}
+	for _, bin := range []string{p.BaseBin, p.HeadBin} {
+		if _, err := os.Stat(bin); err != nil {
+			t.Error(err)
+		}
+	}
+
+	// The work tree as head: no worktree for it, and a change shows as dirty.
+	if err := os.WriteFile(filepath.Join(repo, "fix", "fix.go"), []byte("// Package fix is a fixture, edited.\npackage fix\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w, err := Prepare(context.Background(), BuildConfig{Dir: filepath.Join(repo, "fix"), Base: "HEAD"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if w.Head.Ref != "" || !w.Head.Dirty || w.Benchmarks() != 20 {
+		t.Errorf("work tree head: %+v, %d benchmarks; want dirty, 20", w.Head, w.Benchmarks())
+	}
+
+	if _, err := Prepare(context.Background(), BuildConfig{Dir: repo, Base: "no-such-ref"}); err == nil || !strings.Contains(err.Error(), `base "no-such-ref" is not a commit`) {
+		t.Errorf("bad ref: err = %v", err)
+	}
+}
