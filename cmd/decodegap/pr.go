@@ -1,0 +1,380 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/prometheus/procfs"
+
+	"github.com/gapbench/gapbench/hostmon"
+	"github.com/gapbench/gapbench/nullband"
+	"github.com/gapbench/gapbench/prreport"
+)
+
+func init() {
+	commands["pr"] = command{
+		summary: "compare every benchmark between two revisions, interleaved, and write a pull-request report",
+		run:     runPR,
+	}
+}
+
+const prUsage = `usage: decodegap pr -base REF [-head REF] [flags] [packages]
+
+Builds each package's test binary at REF and at the head (a git revision, or
+the work tree as it is when -head is not given), finds every benchmark, and
+runs each as three arms (base, head, and null: a second process of base) in
+interleaved rounds, each run a separate process. A benchmark stops when its
+verdict is decided; the rest share -budget, the undecided getting more
+rounds. packages are 'go list' patterns, default ./...
+
+Every row (benchmark × metric) ends faster, slower, equivalent within
+±-delta, or undecided. Holm's procedure across rows keeps the chance of any
+false faster/slower call at most -alpha.
+
+Everything measured is appended to -o as Go benchmark format (arm:, round:,
+screen: keys) as it runs:
+  go tool benchstat -col 'arm@(base head null)' -ignore round,screen FILE
+The report goes to stdout as text, and to -md as Markdown for a PR comment;
+progress goes to stderr.
+
+Exit status: 0; 1 when -fail-on matched a decided slowdown; 2 for bad usage;
+3 when building or running failed; 130 when interrupted.
+
+flags:
+`
+
+// prFlags are the command's settings.
+type prFlags struct {
+	base, head string
+	budget     time.Duration
+	maxRounds  int
+	minRounds  int
+	alpha      float64
+	delta      percent
+	benchtime  string
+	bench      string
+	units      string
+	out, md    string
+	failOn     string
+	seed       uint64
+	lock       bool
+	lockPath   string
+	screen     bool
+}
+
+// percent is a flag value written "2%" (or 0.02), kept as a fraction.
+type percent float64
+
+func (p *percent) String() string { return strconv.FormatFloat(float64(*p)*100, 'g', -1, 64) + "%" }
+func (p *percent) Set(s string) error {
+	v, err := strconv.ParseFloat(strings.TrimSuffix(s, "%"), 64)
+	if err != nil {
+		return err
+	}
+	if strings.HasSuffix(s, "%") {
+		v /= 100
+	}
+	if !(v > 0 && v < 1) {
+		return fmt.Errorf("%s: want a margin between 0%% and 100%%, e.g. 2%%", s)
+	}
+	*p = percent(v)
+	return nil
+}
+
+// parsePRFlags parses args; it returns the exit status when the command
+// must stop (help or bad usage) and ok false.
+func parsePRFlags(args []string, stderr io.Writer) (f prFlags, pkgs []string, status int, ok bool) {
+	fs := flag.NewFlagSet("pr", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprint(stderr, prUsage); fs.PrintDefaults() }
+	f.delta = 0.02
+	fs.StringVar(&f.base, "base", "", "base git `revision` (required), e.g. origin/main")
+	fs.StringVar(&f.head, "head", "", "head git `revision`; empty compares the work tree as it is")
+	fs.DurationVar(&f.budget, "budget", 20*time.Minute, "wall-clock `time` the rounds may take, shared across benchmarks (building is not counted); 0 for none")
+	fs.IntVar(&f.maxRounds, "max-rounds", 30, "most `rounds` of one benchmark (the sequential test spends its error rate over these)")
+	fs.IntVar(&f.minRounds, "min-rounds", 0, "first look of the sequential test, in `rounds`; 0 is the fewest that give an interval")
+	fs.Float64Var(&f.alpha, "alpha", 0.05, "family-wise error `rate` of the faster/slower calls across all rows (Holm)")
+	fs.Var(&f.delta, "delta", "equivalence `margin`: equivalent means within ±margin")
+	fs.StringVar(&f.benchtime, "benchtime", "100ms", "`time` of one run: a first run at this -test.benchtime sets the iterations N, then every run is -test.benchtime=Nx")
+	fs.StringVar(&f.bench, "bench", ".", "only benchmarks whose name matches this `regexp`")
+	fs.StringVar(&f.units, "unit", "sec/op,cpu-sec/op,p50-sec/op", "comma-separated `units` to judge, those a benchmark reports (ns/op is sec/op; cpu-sec/op is the run's process CPU time per op; p50-sec/op is decodegap.Run's median step)")
+	fs.StringVar(&f.out, "o", "", "benchmark output `file` (must not exist); default pr-YYYYMMDD-HHMMSS.txt")
+	fs.StringVar(&f.md, "md", "", "also write the report as Markdown to `file` (for a pull-request comment)")
+	fs.StringVar(&f.failOn, "fail-on", "", "exit 1 when a row is decided slower by more than this, e.g. 'slower>3%' (undecided rows never fail)")
+	fs.Uint64Var(&f.seed, "seed", 0, "`seed` of the run orders; 0 draws one (it is written to -o)")
+	fs.BoolVar(&f.lock, "lock", true, "hold the host lock while running (see 'decodegap lock')")
+	fs.StringVar(&f.lockPath, "lock-path", hostmon.DefaultLockPath(), "host lock `file`")
+	fs.BoolVar(&f.screen, "screen", true, "screen the host for contention over each run (screen: line; contended rounds are quarantined)")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return f, nil, 0, false
+		}
+		return f, nil, 2, false
+	}
+	bad := func(format string, a ...any) (prFlags, []string, int, bool) {
+		fmt.Fprintf(stderr, "decodegap pr: "+format+"\n", a...)
+		fmt.Fprintln(stderr, "run 'decodegap pr -h' for usage")
+		return f, nil, 2, false
+	}
+	switch {
+	case f.base == "":
+		return bad("-base is required: the revision to compare against, e.g. -base origin/main")
+	case f.maxRounds < 2:
+		return bad("-max-rounds %d: want at least 2 (30 or so for 2%% effects)", f.maxRounds)
+	case f.minRounds < 0 || f.minRounds > f.maxRounds:
+		return bad("-min-rounds %d: want 0 … -max-rounds (%d)", f.minRounds, f.maxRounds)
+	case !(f.alpha > 0 && f.alpha < 0.5):
+		return bad("-alpha %v: want a rate in (0, 0.5), e.g. 0.05", f.alpha)
+	case f.budget < 0:
+		return bad("-budget %v: want ≥ 0", f.budget)
+	}
+	if _, err := prreport.ParseFailOn(f.failOn); err != nil {
+		return bad("-fail-on %v", err)
+	}
+	if _, err := regexp.Compile(f.bench); err != nil {
+		return bad("-bench: %v", err)
+	}
+	pkgs = fs.Args()
+	if len(pkgs) == 0 {
+		pkgs = []string{"./..."}
+	}
+	return f, pkgs, 0, true
+}
+
+func runPR(args []string, stdout, stderr io.Writer) int {
+	f, pkgs, status, ok := parsePRFlags(args, stderr)
+	if !ok {
+		return status
+	}
+	failOn, _ := prreport.ParseFailOn(f.failOn)
+	benchRE := regexp.MustCompile(f.bench)
+	if f.seed == 0 {
+		f.seed = rand.Uint64()
+	}
+	if f.out == "" {
+		f.out = "pr-" + time.Now().Format("20060102-150405") + ".txt"
+	}
+	fail := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "decodegap pr: "+format+"\n", a...)
+		return 3
+	}
+	ctx, stop := interruptible(0)
+	defer stop()
+
+	build, err := prreport.Prepare(ctx, prreport.BuildConfig{Base: f.base, Head: f.head, Patterns: pkgs, Log: stderr})
+	if err != nil {
+		if ctx.Err() != nil {
+			fmt.Fprintln(stderr, "decodegap pr: interrupted while building; nothing was run")
+			return 130
+		}
+		return fail("%v", err)
+	}
+	defer build.Close()
+
+	testArgs := []string{"-test.run=^$", "-test.count=1"}
+	var jobs []*prreport.Job
+	var unjudged []prreport.Unjudged
+	for _, p := range build.Packages {
+		for _, name := range p.Benchmarks {
+			if !benchRE.MatchString(name) {
+				continue
+			}
+			bench := "-test.bench=^" + regexp.QuoteMeta(name) + "$"
+			jobs = append(jobs, &prreport.Job{Pkg: p.ImportPath, Name: name,
+				Base: nullband.Arm{Name: prreport.ArmBase, Args: append([]string{p.BaseBin, bench}, testArgs...), Dir: p.BaseDir},
+				Head: nullband.Arm{Name: prreport.ArmHead, Args: append([]string{p.HeadBin, bench}, testArgs...), Dir: p.HeadDir}})
+		}
+		for _, n := range p.OnlyBase {
+			unjudged = append(unjudged, prreport.Unjudged{Pkg: p.ImportPath, Name: n, Why: prreport.UnjudgedOnlyBase})
+		}
+		for _, n := range p.OnlyHead {
+			unjudged = append(unjudged, prreport.Unjudged{Pkg: p.ImportPath, Name: n, Why: prreport.UnjudgedOnlyHead})
+		}
+	}
+	if len(jobs) == 0 {
+		return fail("no benchmark matching -bench %q in %s at both revisions", f.bench, strings.Join(pkgs, " "))
+	}
+
+	file, err := os.OpenFile(f.out, os.O_WRONLY|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o644)
+	if err != nil {
+		if errors.Is(err, os.ErrExist) {
+			fmt.Fprintf(stderr, "decodegap pr: -o %s: the file exists; give another name, or remove it\n", f.out)
+			return 2
+		}
+		return fail("-o: %v", err)
+	}
+	defer file.Close()
+
+	if f.lock {
+		l, err := hostmon.Lock(ctx, f.lockPath, stderr)
+		if err != nil {
+			file.Close()
+			os.Remove(f.out)
+			if ctx.Err() != nil {
+				fmt.Fprintf(stderr, "decodegap pr: interrupted while waiting for the host lock %s; nothing was run\n", f.lockPath)
+				return 130
+			}
+			return fail("taking the host lock %s: %v (or run with -lock=false)", f.lockPath, err)
+		}
+		defer l.Unlock()
+	}
+
+	fmt.Fprintf(file, "# decodegap pr: base %s, head %s, seed %d, %d benchmarks, budget %v, max %d rounds, -benchtime %s\n\n",
+		describeSide(build.Base), describeSide(build.Head), f.seed, len(jobs), f.budget, f.maxRounds, f.benchtime)
+	fmt.Fprintf(stderr, "decodegap pr: %d benchmarks in %d packages, budget %v, results into %s\n", len(jobs), len(build.Packages), f.budget, f.out)
+
+	runner := &prreport.ProcessRunner{Seed: f.seed, Benchtime: f.benchtime}
+	if f.screen {
+		if sc, why := newScreener(); sc != nil {
+			runner.Screener = sc
+		} else {
+			runner.NoScreen = why
+			fmt.Fprintf(stderr, "decodegap pr: screen: unavailable: %s\n", why)
+		}
+	} else {
+		runner.NoScreen = "screening turned off (-screen=false)"
+	}
+	var units []string
+	for _, u := range strings.Split(f.units, ",") {
+		if u = strings.TrimSpace(u); u != "" {
+			units = append(units, u)
+		}
+	}
+	opt := nullband.Options{Confidence: 1 - f.alpha, Delta: float64(f.delta), MaxRounds: f.maxRounds, MinRounds: f.minRounds}
+	sched := &prreport.Scheduler{Jobs: jobs, Runner: runner, Options: opt, Units: units,
+		Budget: f.budget, Out: file, Progress: stderr}
+
+	w0 := startWeather()
+	runErr := sched.Run(ctx)
+	host := w0.end(sched.Runs, sched.Contended, f.screen && runner.Screener != nil)
+	status = 0
+	if runErr != nil {
+		if ctx.Err() == nil {
+			return fail("%v", runErr)
+		}
+		fmt.Fprintf(stderr, "decodegap pr: interrupted after %d runs; judging what finished (in %s)\n", sched.Runs, f.out)
+		status = 130
+	}
+
+	rows, un, err := prreport.JudgeJobs(jobs, opt)
+	if err != nil {
+		return fail("%v", err)
+	}
+	rep := prreport.Report{
+		Base: prreport.Side{Ref: build.Base.Ref, Commit: build.Base.Commit},
+		Head: prreport.Side{Ref: build.Head.Ref, Commit: build.Head.Commit, Dirty: build.Head.Dirty},
+		Rows: rows, Unjudged: append(unjudged, un...),
+		Alpha: f.alpha, Delta: float64(f.delta),
+		Budget: f.budget, Elapsed: sched.Elapsed(), MaxRounds: f.maxRounds,
+		Host: host,
+	}
+	if err := prreport.WriteText(stdout, rep, failOn); err != nil {
+		return fail("%v", err)
+	}
+	fmt.Fprintf(stdout, "\nbenchstat: go tool benchstat -col 'arm@(base head null)' -ignore round,screen %s\n", f.out)
+	if f.md != "" {
+		mf, err := os.Create(f.md)
+		if err == nil {
+			err = prreport.WriteMarkdown(mf, rep, failOn)
+			if cerr := mf.Close(); err == nil {
+				err = cerr
+			}
+		}
+		if err != nil {
+			return fail("-md: %v", err)
+		}
+	}
+	if status == 0 && len(failOn.Failing(rows)) > 0 {
+		status = 1
+	}
+	return status
+}
+
+func describeSide(t prreport.Tree) string {
+	switch {
+	case t.Ref == "" && t.Dirty:
+		return "work tree (uncommitted changes)"
+	case t.Ref == "":
+		return "work tree"
+	}
+	return fmt.Sprintf("%s (%s)", t.Ref, t.Commit)
+}
+
+// weather holds the host's state at the start of the rounds.
+type weather struct {
+	host     prreport.Host
+	sampler  *hostmon.Sampler
+	snap     *hostmon.Snapshot
+	children time.Duration
+}
+
+// startWeather reads the CPU model, the topology and a first snapshot;
+// figures it cannot read stay NaN.
+func startWeather() *weather {
+	w := &weather{host: prreport.Host{Load1Start: math.NaN(), Load1End: math.NaN(),
+		ForeignBusyPct: math.NaN(), StealPct: math.NaN(), PSISomePct: math.NaN()}}
+	fs, err := hostFS()
+	if err != nil {
+		return w
+	}
+	if pfs, err := procfs.NewFS(fs.ProcRoot()); err == nil {
+		if ci, err := pfs.CPUInfo(); err == nil && len(ci) > 0 {
+			w.host.CPU = strings.Join(strings.Fields(ci[0].ModelName), " ")
+		}
+	}
+	if topo, err := fs.Topology(); err == nil {
+		w.host.Online, w.host.Cores = len(topo.Online), len(topo.Cores)
+	}
+	if s, err := hostmon.NewSampler(fs, nil, nil); err == nil {
+		w.sampler, w.snap = s, s.Snapshot()
+		sp := hostmon.Between(w.snap, w.snap)
+		if sp.Load1.Available() {
+			w.host.Load1Start = sp.Load1.Value
+		}
+	}
+	w.children = childCPU()
+	return w
+}
+
+// end takes the last snapshot and fills the contention figures over the
+// run, leaving the benchmark processes' CPU time out of foreign busy.
+func (w *weather) end(runs, contended int, screened bool) prreport.Host {
+	h := w.host
+	h.Runs, h.Contended = runs, contended
+	if !screened {
+		h.Contended = -1
+	}
+	if w.sampler == nil {
+		return h
+	}
+	sp := withoutChild(hostmon.Between(w.snap, w.sampler.Snapshot()), childCPU()-w.children)
+	set := func(dst *float64, f hostmon.Figure) {
+		if f.Available() {
+			*dst = f.Value
+		}
+	}
+	set(&h.Load1End, sp.Load1)
+	set(&h.ForeignBusyPct, sp.ForeignBusyPct)
+	set(&h.StealPct, sp.StealPct)
+	set(&h.PSISomePct, sp.PSISomePct)
+	return h
+}
+
+// childCPU is the CPU time of this process's waited-for children.
+func childCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_CHILDREN, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}

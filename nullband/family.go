@@ -1,0 +1,114 @@
+package nullband
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Family is the verdicts of a family of comparisons (every benchmark and
+// metric of a pull request) under Holm's step-down procedure.
+//
+// Holm controls the family-wise error rate of the difference calls: the
+// chance that one or more members whose B equals A are called faster or
+// slower is at most Alpha, whatever the dependence between members (shared
+// weather makes benchmarks run in the same minutes dependent). It is
+// chosen over Benjamini–Hochberg because a pull-request check is read as
+// "is anything flagged?": Holm bounds the chance of any false flag on every
+// pull request, while BH bounds the expected share of false flags among
+// the flagged and needs positive dependence; on a pull request that
+// changes nothing the two coincide, and with the few real effects a pull
+// request usually has, Holm loses little power (its k-th threshold is
+// Alpha/(m−k+1) against BH's k·Alpha/m).
+//
+// The procedure acts on the decision, not on a p-value beside it: step s
+// judges every member not yet called different with Options.Confidence =
+// 1 − Alpha/(m−k), k the members called faster or slower in earlier steps,
+// and stops when a step adds none. A member's CI, outcome, MDE and
+// equivalence call all come from the one Judge at its final level (Levels),
+// so the interval printed is the interval that decided. In sequential mode
+// (Options.MaxRounds > 0) each member's test spends its level over its
+// looks; raising a member's level after other rejections and re-judging
+// its last look is α-recycling for group-sequential tests, which keeps the
+// family-wise rate (Maurer and Bretz 2013, "Multiple testing in group
+// sequential trials using graphical approaches", Stat. Biopharm. Res.
+// 5(4)). A member stopped early (decided equivalent, or out of budget)
+// is re-judged on the rounds it has.
+//
+// Equivalence calls are made from the same intervals, each at a level no
+// lower than 1 − Alpha; the family-wise guarantee is stated for the
+// difference calls.
+type Family struct {
+	// Verdicts holds one Verdict per member, in the order given.
+	Verdicts []Verdict
+	// Levels is the confidence each member's verdict was judged at:
+	// 1 − Alpha/(m−k) for the k members called different before it.
+	Levels []float64
+	// Alpha is the family-wise error rate, 1 − Options.Confidence.
+	Alpha float64
+	// Steps is the number of Judge passes Holm's procedure took (≥ 1 for
+	// a non-empty family).
+	Steps int
+}
+
+// JudgeFamily judges every member with Judge under Holm's step-down
+// procedure at family-wise error rate 1 − opt.Confidence (0.05 when
+// opt.Confidence is 0); see Family. An empty family returns an empty
+// Family.
+func JudgeFamily(members []Samples, opt Options) (Family, error) {
+	alpha := 0.05
+	if opt.Confidence != 0 {
+		alpha = 1 - opt.Confidence
+	}
+	if !(alpha > 0 && alpha < 1) {
+		return Family{}, fmt.Errorf("nullband: JudgeFamily: Options.Confidence %v must be in (0, 1)", opt.Confidence)
+	}
+	m := len(members)
+	f := Family{Verdicts: make([]Verdict, m), Levels: make([]float64, m), Alpha: alpha}
+	if m == 0 {
+		return f, nil
+	}
+	called := make([]bool, m)
+	k := 0
+	for {
+		f.Steps++
+		o := opt
+		o.Confidence = 1 - alpha/float64(m-k)
+		added := 0
+		for i, s := range members {
+			if called[i] {
+				continue
+			}
+			v, err := Judge(s, o)
+			if err != nil {
+				return Family{}, fmt.Errorf("nullband: JudgeFamily: member %d: %w", i, err)
+			}
+			f.Verdicts[i], f.Levels[i] = v, o.Confidence
+			if v.Outcome == Faster || v.Outcome == Slower {
+				called[i] = true
+				added++
+			}
+		}
+		k += added
+		if added == 0 || k == m {
+			return f, nil
+		}
+	}
+}
+
+// ErrNoMembers is returned by BonferroniLevel for an empty family.
+var ErrNoMembers = errors.New("nullband: a family needs at least one member")
+
+// BonferroniLevel returns the confidence of each member's test at the
+// first step of Holm's procedure for m members at family confidence
+// confidence (0 means 0.95): 1 − (1 − confidence)/m. A runner that stops a
+// member's rounds once it is decided judges its looks at this level, the
+// lowest Holm uses, so no look decides what the final family would not.
+func BonferroniLevel(confidence float64, m int) (float64, error) {
+	if m < 1 {
+		return 0, ErrNoMembers
+	}
+	if confidence == 0 {
+		confidence = 0.95
+	}
+	return 1 - (1-confidence)/float64(m), nil
+}

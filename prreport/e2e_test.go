@@ -1,0 +1,137 @@
+package prreport
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/perf/benchfmt"
+
+	"github.com/gapbench/gapbench/nullband"
+)
+
+// fixtureJobs makes one Job per benchmark of b, each run with benchtime.
+func fixtureJobs(b *Build) []*Job {
+	var jobs []*Job
+	for _, p := range b.Packages {
+		for _, name := range p.Benchmarks {
+			args := []string{"-test.bench=^" + regexp.QuoteMeta(name) + "$", "-test.run=^$", "-test.count=1"}
+			jobs = append(jobs, &Job{Pkg: p.ImportPath, Name: name,
+				Base: nullband.Arm{Name: ArmBase, Args: append([]string{p.BaseBin}, args...), Dir: p.BaseDir},
+				Head: nullband.Arm{Name: ArmHead, Args: append([]string{p.HeadBin}, args...), Dir: p.HeadDir}})
+		}
+	}
+	return jobs
+}
+
+// runFixture prepares the fixture at base and head, runs every benchmark
+// through the Scheduler with real processes, judges them and returns the
+// report, the benchfmt output and the jobs.
+func runFixture(t *testing.T, repo, base, head string, budget time.Duration, benchtime string) (Report, string) {
+	t.Helper()
+	ctx := context.Background()
+	b, err := Prepare(ctx, BuildConfig{Dir: repo, Base: base, Head: head, Patterns: []string{"./..."}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	jobs := fixtureJobs(b)
+	opt := nullband.Options{Confidence: 0.95, Delta: 0.02, MaxRounds: 30}
+	var out, progress bytes.Buffer
+	s := &Scheduler{Jobs: jobs, Runner: &ProcessRunner{Seed: 1, Benchtime: benchtime}, Options: opt, Units: []string{"sec/op", UnitCPU},
+		Budget: budget, Out: &out, Progress: &progress}
+	if err := s.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	rows, un, err := JudgeJobs(jobs, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(un) > 0 {
+		t.Errorf("unjudged: %+v", un)
+	}
+	rounds := 0
+	for _, j := range jobs {
+		rounds += j.Rounds
+	}
+	t.Logf("%s..%s: %d rounds in %v (%d runs, %.2fs a round)", base, head, rounds, s.Elapsed().Round(time.Second), s.Runs, s.Elapsed().Seconds()/float64(max(rounds, 1)))
+	return Report{Base: Side{Ref: base, Commit: b.Base.Commit}, Head: Side{Ref: head, Commit: b.Head.Commit},
+		Rows: rows, Alpha: 0.05, Delta: 0.02, Budget: budget, Elapsed: s.Elapsed(), MaxRounds: 30,
+		Host: Host{Runs: s.Runs, Contended: -1}}, out.String()
+}
+
+// TestFixturePR builds the fixture repository (20 benchmarks; at head,
+// Step03 does 10% more work and Step07 5% less), runs decodegap pr's
+// pipeline on it with real processes, and checks that nothing unchanged
+// is flagged, that the two changes are not called the wrong way, and
+// (DECODEGAP_PR_FIXTURE=1, the full budget) that both are found. It also
+// runs head against itself: nothing may be flagged.
+func TestFixturePR(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs benchmarks")
+	}
+	full := os.Getenv("DECODEGAP_PR_FIXTURE") != ""
+	n, budget, benchtime := 8, 75*time.Second, "30ms"
+	if full {
+		n, budget = 20, 5*time.Minute
+	}
+	const slower, faster = 3, 7
+	repo := fixtureRepo(t, n, slower, faster)
+	rep, out := runFixture(t, repo, "HEAD~1", "HEAD", budget, benchtime)
+
+	var text bytes.Buffer
+	if err := WriteText(&text, rep, &FailOn{Limit: 0.03}); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("report:\n%s", text.String())
+	if len(rep.Rows) != 2*n {
+		t.Fatalf("%d rows, want %d (sec/op and %s for each benchmark)", len(rep.Rows), 2*n, UnitCPU)
+	}
+	for _, r := range rep.Rows {
+		o := r.Verdict.Outcome
+		switch r.Benchmark {
+		case fmt.Sprintf("Step%02d", slower):
+			if o == nullband.Faster || o == nullband.Equivalent || (full && o != nullband.Slower) {
+				t.Errorf("%s (10%% more work): %v", r.Benchmark, o)
+			}
+		case fmt.Sprintf("Step%02d", faster):
+			if o == nullband.Slower || o == nullband.Equivalent || (full && o != nullband.Faster) {
+				t.Errorf("%s (5%% less work): %v", r.Benchmark, o)
+			}
+		default:
+			if o == nullband.Faster || o == nullband.Slower {
+				t.Errorf("%s (unchanged): false flag %v, ratio %.4f [%.4f, %.4f]", r.Benchmark, o, r.Verdict.Ratio, r.Verdict.Lo, r.Verdict.Hi)
+			}
+		}
+	}
+
+	// The output is benchfmt with the three arms and rounds.
+	rd := benchfmt.NewReader(strings.NewReader(out), "out")
+	arms := map[string]int{}
+	for rd.Scan() {
+		if res, ok := rd.Result().(*benchfmt.Result); ok {
+			arms[res.GetConfig(nullband.KeyArm)]++
+			if res.GetConfig(nullband.KeyRound) == "" {
+				t.Fatalf("result without round: %s", res.Name)
+			}
+		}
+	}
+	if arms[ArmBase] == 0 || arms[ArmBase] != arms[ArmHead] || arms[ArmBase] != arms[ArmNull] {
+		t.Errorf("results per arm: %v", arms)
+	}
+
+	// Head against itself: nothing flagged.
+	self, _ := runFixture(t, repo, "HEAD", "HEAD", budget/2, benchtime)
+	for _, r := range self.Rows {
+		if o := r.Verdict.Outcome; o == nullband.Faster || o == nullband.Slower {
+			t.Errorf("base = head: %s flagged %v, ratio %.4f [%.4f, %.4f]", r.Benchmark, o, r.Verdict.Ratio, r.Verdict.Lo, r.Verdict.Hi)
+		}
+	}
+	c := Count(self.Rows)
+	t.Logf("base = head: %+v", c)
+}

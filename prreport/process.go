@@ -1,0 +1,180 @@
+package prreport
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"time"
+
+	"golang.org/x/perf/benchfmt"
+
+	"github.com/gapbench/gapbench/nullband"
+)
+
+// UnitCPU is the unit of the CPU time per op that ProcessRunner adds: the
+// run's process CPU time (user + system, all threads, from wait4) divided
+// by the iterations it ran (N + 1: testing runs one probe iteration before
+// the N of -test.benchtime=Nx). It includes the process's start, so it
+// reads slightly low on a change (the start is the same in both arms); it
+// leaves out the time spent waiting for a CPU, which on a shared host is
+// most of the noise of sec/op.
+const UnitCPU = "cpu-sec/op"
+
+// ProcessRunner runs each arm of a round as its own process with
+// nullband's Runner, in an order drawn afresh each round.
+//
+// Before a job's first round it calibrates: it runs the base once with
+// -test.benchtime=Benchtime and takes the fewest iterations any of its
+// results ran as the job's N; every round then runs all three arms with
+// -test.benchtime=Nx, so the arms do the same work and no run repeats
+// testing's ramp-up. A run that prints exactly one result gets a UnitCPU
+// value beside its own.
+type ProcessRunner struct {
+	// Benchtime is the calibration run's -test.benchtime (e.g. "100ms");
+	// empty means testing's default (1s).
+	Benchtime string
+	// Seed seeds the per-round orders (with the job and round mixed in).
+	Seed uint64
+	// Screener and NoScreen are given to the Runner (see nullband.Runner).
+	Screener nullband.Screener
+	NoScreen string
+	// Log, when non-nil, receives a line per calibration.
+	Log io.Writer
+
+	n map[*Job]int
+}
+
+// RunRound implements RoundRunner.
+func (p *ProcessRunner) RunRound(ctx context.Context, j *Job, round int) ([]*benchfmt.Result, error) {
+	if p.n == nil {
+		p.n = map[*Job]int{}
+	}
+	if p.n[j] == 0 {
+		n, err := p.calibrate(ctx, j)
+		if err != nil {
+			return nil, err
+		}
+		p.n[j] = n
+		if p.Log != nil {
+			fmt.Fprintf(p.Log, "%s %s: %d iterations a run (-test.benchtime=%dx)\n", shortPkg(j.Pkg), j.Name, n, n)
+		}
+	}
+	n := p.n[j]
+	bt := "-test.benchtime=" + strconv.Itoa(n) + "x"
+	arm := func(a nullband.Arm, name string) nullband.Arm {
+		a.Name = name
+		a.Args = append(append([]string(nil), a.Args...), bt)
+		return a
+	}
+	arms := []nullband.Arm{arm(j.Base, ArmBase), arm(j.Head, ArmHead), arm(j.Base, ArmNull)}
+	seed := p.Seed ^ fnv(j.Pkg+" "+j.Name) ^ uint64(round)*0x9e3779b97f4a7c15
+	plan, err := nullband.NewPlan(arms, 1, seed)
+	if err != nil {
+		return nil, err
+	}
+	rec := &cpuRecorder{inner: p.Screener, noScreen: p.NoScreen}
+	r := &nullband.Runner{Plan: plan, Out: io.Discard, Screener: rec}
+	runs, err := r.Run(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if len(rec.cpu) != len(runs) {
+		return nil, fmt.Errorf("prreport: %d runs but %d CPU times", len(runs), len(rec.cpu))
+	}
+	var out []*benchfmt.Result
+	for i, run := range runs {
+		if len(run.Results) == 1 && rec.cpu[i] > 0 {
+			res := run.Results[0]
+			res.Values = append(res.Values, benchfmt.Value{Value: rec.cpu[i].Seconds() / float64(n+1), Unit: UnitCPU})
+		}
+		for _, res := range run.Results {
+			setFileConfig(res, nullband.KeyRound, strconv.Itoa(round))
+			out = append(out, res)
+		}
+	}
+	return out, nil
+}
+
+// calibrate runs j's base once at Benchtime and returns the fewest
+// iterations of its results.
+func (p *ProcessRunner) calibrate(ctx context.Context, j *Job) (int, error) {
+	a := j.Base
+	a.Name = "calibrate"
+	a.Args = append([]string(nil), a.Args...)
+	if p.Benchtime != "" {
+		a.Args = append(a.Args, "-test.benchtime="+p.Benchtime)
+	}
+	plan, err := nullband.NewPlan([]nullband.Arm{a}, 1, 0)
+	if err != nil {
+		return 0, err
+	}
+	runs, err := (&nullband.Runner{Plan: plan, Out: io.Discard, NoScreen: "calibration run"}).Run(ctx)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, run := range runs {
+		for _, res := range run.Results {
+			if n == 0 || res.Iters < n {
+				n = res.Iters
+			}
+		}
+	}
+	if n < 1 {
+		return 0, errors.New("the calibration run reported no iterations")
+	}
+	return n, nil
+}
+
+// cpuRecorder is a Screener that records each run's process CPU time and
+// passes the screen on to inner (or says none was taken).
+type cpuRecorder struct {
+	inner    nullband.Screener
+	noScreen string
+	cpu      []time.Duration
+}
+
+// Begin implements nullband.Screener.
+func (c *cpuRecorder) Begin() func(time.Duration) nullband.ScreenResult {
+	var end func(time.Duration) nullband.ScreenResult
+	if c.inner != nil {
+		end = c.inner.Begin()
+	}
+	return func(cpu time.Duration) nullband.ScreenResult {
+		c.cpu = append(c.cpu, cpu)
+		if end == nil {
+			d := c.noScreen
+			if d == "" {
+				d = "no contention screen was given"
+			}
+			return nullband.ScreenResult{Verdict: "unavailable", Detail: d}
+		}
+		return end(cpu)
+	}
+}
+
+// fnv is the 64-bit FNV-1a hash of s.
+func fnv(s string) uint64 {
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(s); i++ {
+		h ^= uint64(s[i])
+		h *= 1099511628211
+	}
+	return h
+}
+
+// setFileConfig sets the value of a file configuration key of res that
+// res already has (as the Runner's results have round:), or appends it to
+// a fresh result.
+func setFileConfig(res *benchfmt.Result, key, value string) {
+	for i := range res.Config {
+		if res.Config[i].Key == key {
+			res.Config[i].Value = []byte(value)
+			res.Config[i].File = true
+			return
+		}
+	}
+	res.Config = append(res.Config, benchfmt.Config{Key: key, Value: []byte(value), File: true})
+}

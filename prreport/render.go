@@ -1,0 +1,317 @@
+package prreport
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"strings"
+	"text/tabwriter"
+
+	"golang.org/x/perf/benchunit"
+
+	"github.com/gapbench/gapbench/nullband"
+)
+
+// The words of the report live in this file: WriteMarkdown and WriteText
+// share every phrase and differ only in layout.
+
+// WriteMarkdown writes the report as GitHub-flavoured Markdown for a pull
+// request comment: a title with the summary, the table, the guarantee and
+// detection lines, the host, the unjudged benchmarks and, when fail is
+// non-nil, the gate's result.
+func WriteMarkdown(w io.Writer, r Report, fail *FailOn) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "### Benchmarks: %s\n\n", summary(r))
+	fmt.Fprintf(&b, "%s → %s\n\n", sideName(r.Base), sideName(r.Head))
+	if len(r.Rows) > 0 {
+		b.WriteString("| | benchmark | metric | base | head | change (CI) | verdict | MDE | rounds |\n")
+		b.WriteString("|---|---|---|--:|--:|--:|---|--:|--:|\n")
+		for _, row := range r.Rows {
+			c := cells(row, r.Delta)
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
+				mark(row.Verdict.Outcome), mdEscape(c.name), c.unit, c.base, c.head, c.change, c.verdict, c.mde, c.rounds)
+		}
+		b.WriteString("\n")
+	}
+	for _, l := range notes(r, fail) {
+		b.WriteString(l + "\n\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// WriteText writes the report as plain text: the same lines as
+// WriteMarkdown, with the table aligned in columns.
+func WriteText(w io.Writer, r Report, fail *FailOn) error {
+	fmt.Fprintf(w, "benchmarks: %s\n", summary(r))
+	fmt.Fprintf(w, "%s -> %s\n\n", sideName(r.Base), sideName(r.Head))
+	if len(r.Rows) > 0 {
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "benchmark\tmetric\tbase\thead\tchange (CI)\tverdict\tMDE\trounds")
+		for _, row := range r.Rows {
+			c := cells(row, r.Delta)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", c.name, c.unit, c.base, c.head, c.change, c.verdict, c.mde, c.rounds)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+		fmt.Fprintln(w)
+	}
+	for _, l := range notes(r, fail) {
+		if _, err := fmt.Fprintln(w, strings.NewReplacer("**", "", "`", "").Replace(l)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// summary is the one line: "2 slower, 1 faster, 55 equivalent within ±2%,
+// 2 undecided", leaving out zero counts (all four zero: "no benchmarks
+// judged").
+func summary(r Report) string {
+	c := Count(r.Rows)
+	var parts []string
+	if c.Slower > 0 {
+		parts = append(parts, fmt.Sprintf("%d slower", c.Slower))
+	}
+	if c.Faster > 0 {
+		parts = append(parts, fmt.Sprintf("%d faster", c.Faster))
+	}
+	if c.Equivalent > 0 {
+		parts = append(parts, fmt.Sprintf("%d equivalent within ±%s", c.Equivalent, pct(r.Delta)))
+	}
+	if c.Undecided > 0 {
+		parts = append(parts, fmt.Sprintf("%d undecided", c.Undecided))
+	}
+	if len(parts) == 0 {
+		return "no benchmarks judged"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// notes are the lines under the table: the guarantee, what the run could
+// detect, the reasons, the host, unjudged benchmarks and the gate.
+func notes(r Report, fail *FailOn) []string {
+	var out []string
+	if n := len(r.Rows); n > 0 {
+		out = append(out, fmt.Sprintf("False alarms: the chance that any of these %d rows is called faster or slower while unchanged is at most %s (Holm's procedure across rows; each row's CI is at its Holm level).", n, pct(r.Alpha)))
+	}
+	if d := Detection(r.Rows); d.Rows > 0 {
+		out = append(out, fmt.Sprintf("What this run could detect: changes beyond ±%s (median over %d rows), ±%s at worst (%s %s).",
+			pct(d.Median), d.Rows, pct(d.Max), d.MaxRow.Benchmark, d.MaxRow.Unit))
+	}
+	if c := Count(r.Rows); c.Undecided > 0 {
+		if n := roundsToDecide(r.Rows); n > 0 {
+			out = append(out, fmt.Sprintf("Undecided rows never fail the check; the slowest of them would need about %d rounds (this run allowed up to %d: raise -max-rounds or -budget).", n, r.MaxRounds))
+		} else {
+			out = append(out, "Undecided rows never fail the check.")
+		}
+	}
+	if rs := reasons(r.Rows); len(rs) > 0 {
+		out = append(out, "Reasons: "+strings.Join(rs, "; ")+".")
+	}
+	out = append(out, hostLine(r))
+	for _, u := range r.Unjudged {
+		out = append(out, unjudgedLine(u))
+	}
+	if fail != nil {
+		if f := fail.Failing(r.Rows); len(f) > 0 {
+			names := make([]string, len(f))
+			for i, row := range f {
+				names[i] = fmt.Sprintf("%s %s %+.1f%%", row.Benchmark, row.Unit, 100*row.Effect())
+			}
+			out = append(out, fmt.Sprintf("**Check failed** (-fail-on slower>%s): %s.", pct(fail.Limit), strings.Join(names, ", ")))
+		} else {
+			out = append(out, fmt.Sprintf("Check passed (-fail-on slower>%s): no row decided slower by more than %s.", pct(fail.Limit), pct(fail.Limit)))
+		}
+	}
+	return out
+}
+
+// cellSet is one row's cells, shared by both layouts.
+type cellSet struct{ name, unit, base, head, change, verdict, mde, rounds string }
+
+func cells(row Row, delta float64) cellSet {
+	v := row.Verdict
+	sc := benchunit.CommonScale([]float64{v.Base.Center, v.Candidate.Center}, benchunit.ClassOf(row.Unit))
+	c := cellSet{
+		name: row.Benchmark,
+		unit: row.Unit,
+		base: num(v.Base.Center, sc),
+		head: num(v.Candidate.Center, sc),
+	}
+	if row.Pkg != "" {
+		c.name = shortPkg(row.Pkg) + "." + row.Benchmark
+	}
+	switch {
+	case math.IsNaN(v.Ratio) || v.Ratio <= 0:
+		c.change = "—"
+	case v.Lo > 0 && !math.IsInf(v.Hi, 0):
+		c.change = fmt.Sprintf("%s [%s, %s]", signed(v.Ratio-1), signed(v.Lo-1), signed(v.Hi-1))
+	default:
+		c.change = signed(v.Ratio-1) + " [no CI]"
+	}
+	switch v.Outcome {
+	case nullband.Slower:
+		c.verdict = "slower by " + pct(v.Ratio-1)
+	case nullband.Faster:
+		c.verdict = "faster by " + pct(1-v.Ratio)
+	case nullband.Equivalent:
+		c.verdict = "equivalent within ±" + pct(delta)
+	default:
+		c.verdict = "undecided"
+	}
+	c.mde = "—"
+	if v.MDE > 0 && !math.IsInf(v.MDE, 0) {
+		c.mde = "±" + pct(v.MDE)
+	}
+	c.rounds = fmt.Sprint(v.Used)
+	if v.Quarantined > 0 {
+		c.rounds += fmt.Sprintf(" (+%d quarantined)", v.Quarantined)
+	}
+	return c
+}
+
+// mark is the status column of the Markdown table.
+func mark(o nullband.Outcome) string {
+	switch o {
+	case nullband.Slower:
+		return "🔴"
+	case nullband.Faster:
+		return "🟢"
+	case nullband.Equivalent:
+		return "⚪"
+	}
+	return "❔"
+}
+
+func num(v float64, sc benchunit.Scaler) string {
+	if math.IsNaN(v) || v <= 0 {
+		return "—"
+	}
+	return sc.Format(v)
+}
+
+// pct formats a fraction as a percentage with two significant figures
+// ("2%", "0.75%", "12%").
+func pct(f float64) string {
+	p := 100 * f
+	switch {
+	case math.IsNaN(p):
+		return "?"
+	case math.Abs(p) >= 10 || p == math.Trunc(p):
+		return fmt.Sprintf("%.0f%%", p)
+	case math.Abs(p) >= 1:
+		return strings.TrimSuffix(fmt.Sprintf("%.1f", p), ".0") + "%"
+	}
+	return fmt.Sprintf("%.2g%%", p)
+}
+
+// signed is pct with a sign.
+func signed(f float64) string {
+	if f >= 0 {
+		return "+" + pct(f)
+	}
+	return "−" + pct(-f)
+}
+
+func sideName(s Side) string {
+	switch {
+	case s.Ref == "" && s.Dirty:
+		return "work tree (uncommitted changes)"
+	case s.Ref == "":
+		return "work tree"
+	case s.Commit != "" && !strings.HasPrefix(s.Commit, s.Ref):
+		return fmt.Sprintf("%s (%.12s)", s.Ref, s.Commit)
+	}
+	return fmt.Sprintf("%.12s", s.Ref)
+}
+
+// roundsToDecide is the largest RoundsToDecide of the undecided rows, 0
+// when none knows.
+func roundsToDecide(rows []Row) int {
+	n := 0
+	for _, r := range rows {
+		if r.Verdict.Outcome == nullband.Undecided && r.Verdict.RoundsToDecide > n {
+			n = r.Verdict.RoundsToDecide
+		}
+	}
+	return n
+}
+
+// reasons lists each distinct reason once, with the rows it applies to
+// when fewer than all.
+func reasons(rows []Row) []string {
+	var order []nullband.Reason
+	count := map[nullband.Reason]int{}
+	for _, r := range rows {
+		for _, x := range r.Verdict.Reasons {
+			if count[x] == 0 {
+				order = append(order, x)
+			}
+			count[x]++
+		}
+	}
+	out := make([]string, len(order))
+	for i, x := range order {
+		out[i] = fmt.Sprintf("%s (%d of %d rows)", reasonWords(x), count[x], len(rows))
+	}
+	return out
+}
+
+// reasonWords is the phrase for a reason.
+func reasonWords(x nullband.Reason) string { return x.String() }
+
+func hostLine(r Report) string {
+	h := r.Host
+	var b strings.Builder
+	b.WriteString("Host: ")
+	if h.CPU != "" {
+		b.WriteString(h.CPU + ", ")
+	}
+	fmt.Fprintf(&b, "%d CPUs online (%d cores)", h.Online, h.Cores)
+	fmt.Fprintf(&b, "; load %s at the start, %s at the end", fig(h.Load1Start, ""), fig(h.Load1End, ""))
+	fmt.Fprintf(&b, "; over the run: foreign busy %s, steal %s, CPU pressure (PSI some) %s",
+		fig(h.ForeignBusyPct, "%"), fig(h.StealPct, "%"), fig(h.PSISomePct, "%"))
+	switch {
+	case h.Contended < 0:
+		fmt.Fprintf(&b, "; %d runs, not screened for contention", h.Runs)
+	default:
+		fmt.Fprintf(&b, "; %d of %d runs screened contended", h.Contended, h.Runs)
+	}
+	fmt.Fprintf(&b, "; %s of rounds", fmtDur(r.Elapsed))
+	if r.Budget > 0 {
+		fmt.Fprintf(&b, " (budget %s)", fmtDur(r.Budget))
+	}
+	b.WriteString(".")
+	return b.String()
+}
+
+func fig(v float64, unit string) string {
+	if math.IsNaN(v) {
+		return "unavailable"
+	}
+	return fmt.Sprintf("%.1f%s", v, unit)
+}
+
+func unjudgedLine(u Unjudged) string {
+	name := shortPkg(u.Pkg) + "." + strings.TrimPrefix(u.Name, "Benchmark")
+	switch u.Why {
+	case UnjudgedOnlyBase:
+		return fmt.Sprintf("Not judged: %s exists at base only (removed).", name)
+	case UnjudgedOnlyHead:
+		return fmt.Sprintf("Not judged: %s exists at head only (new).", name)
+	case UnjudgedNotRun:
+		return fmt.Sprintf("Not judged: %s did not run: the budget ran out first (raise -budget).", name)
+	}
+	msg := "unknown error"
+	if u.Err != nil {
+		msg = strings.SplitN(u.Err.Error(), "\n", 2)[0]
+	}
+	return fmt.Sprintf("Not judged: %s failed: %s", name, msg)
+}
+
+// mdEscape escapes the characters that would break a Markdown table cell.
+func mdEscape(s string) string {
+	return strings.NewReplacer("|", `\|`, "*", `\*`, "_", `\_`).Replace(s)
+}

@@ -1,0 +1,243 @@
+package prreport
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gapbench/gapbench/nullband"
+)
+
+// Row is one benchmark in one unit with its family-adjusted verdict.
+type Row struct {
+	// Pkg, Benchmark and Unit name the row (see RowSamples).
+	Pkg, Benchmark, Unit string
+	// Verdict is the row's verdict at Level (nullband.JudgeFamily).
+	Verdict nullband.Verdict
+	// Level is the confidence the verdict's CI was judged at.
+	Level float64
+}
+
+// Effect is B/A − 1, the change as a fraction (NaN when unknown).
+func (r Row) Effect() float64 { return r.Verdict.Ratio - 1 }
+
+// Unjudged is a benchmark that has no verdict, and why.
+type Unjudged struct {
+	Pkg, Name string
+	// Why says which: UnjudgedOnlyBase, UnjudgedOnlyHead, UnjudgedFailed,
+	// UnjudgedNotRun.
+	Why UnjudgedWhy
+	// Err is the failure for UnjudgedFailed.
+	Err error
+}
+
+// UnjudgedWhy is why a benchmark has no verdict.
+type UnjudgedWhy int
+
+const (
+	// UnjudgedOnlyBase: the benchmark exists at base only (removed).
+	UnjudgedOnlyBase UnjudgedWhy = iota
+	// UnjudgedOnlyHead: the benchmark exists at head only (added).
+	UnjudgedOnlyHead
+	// UnjudgedFailed: a run of it failed.
+	UnjudgedFailed
+	// UnjudgedNotRun: the budget ran out before its first round.
+	UnjudgedNotRun
+)
+
+// Side is one revision of the report.
+type Side struct {
+	// Ref is the revision as given ("" for the work tree); Commit the
+	// full hash ("" for the work tree).
+	Ref, Commit string
+	// Dirty is true for a work tree with uncommitted changes.
+	Dirty bool
+}
+
+// Host is the machine and its weather over the run, as the command
+// measured it. Figures are NaN when unavailable.
+type Host struct {
+	// CPU is the CPU model name ("" when unknown); Online the online
+	// logical CPUs, Cores the physical cores.
+	CPU           string
+	Online, Cores int
+	// Load1Start and Load1End are the 1-minute load averages before and
+	// after the runs.
+	Load1Start, Load1End float64
+	// ForeignBusyPct, StealPct and PSISomePct are the contention figures
+	// over the whole run (hostmon.Span): busy time not ours, time stolen
+	// by the hypervisor, and the share of time some task waited for a CPU.
+	ForeignBusyPct, StealPct, PSISomePct float64
+	// Runs is the number of runs; Contended those the screen marked
+	// contended (-1 when runs were not screened).
+	Runs, Contended int
+}
+
+// Report is everything a pull-request comment says.
+type Report struct {
+	Base, Head Side
+	// Rows are the judged rows, sorted by Sort.
+	Rows []Row
+	// Unjudged are benchmarks with no verdict.
+	Unjudged []Unjudged
+	// Alpha is the family-wise error rate of the difference calls (Holm);
+	// Delta the equivalence margin (a fraction).
+	Alpha, Delta float64
+	// Budget is the wall-clock budget of the rounds (0: none); Elapsed
+	// the time they took; MaxRounds the most rounds a benchmark could get.
+	Budget, Elapsed time.Duration
+	MaxRounds       int
+	// Host is the machine and its weather.
+	Host Host
+}
+
+// JudgeJobs judges every row of every job as one family (nullband's
+// JudgeFamily under opt) and returns the rows, sorted by Sort, and the
+// benchmarks that have no verdict.
+func JudgeJobs(jobs []*Job, opt nullband.Options) ([]Row, []Unjudged, error) {
+	var rows []Row
+	var members []nullband.Samples
+	var un []Unjudged
+	for _, j := range jobs {
+		switch {
+		case j.Err != nil:
+			un = append(un, Unjudged{Pkg: j.Pkg, Name: j.Name, Why: UnjudgedFailed, Err: j.Err})
+			continue
+		case j.Rounds == 0:
+			un = append(un, Unjudged{Pkg: j.Pkg, Name: j.Name, Why: UnjudgedNotRun})
+			continue
+		}
+		for _, rs := range j.Rows() {
+			rows = append(rows, Row{Pkg: rs.Pkg, Benchmark: rs.Benchmark, Unit: rs.Unit})
+			members = append(members, rs.Samples)
+		}
+	}
+	fam, err := nullband.JudgeFamily(members, opt)
+	if err != nil {
+		return nil, nil, err
+	}
+	for i := range rows {
+		rows[i].Verdict, rows[i].Level = fam.Verdicts[i], fam.Levels[i]
+	}
+	Sort(rows)
+	return rows, un, nil
+}
+
+// Sort orders rows for the report: slower, faster, undecided, equivalent;
+// within each, the largest |log B/A| first; then by name.
+func Sort(rows []Row) {
+	rank := map[nullband.Outcome]int{nullband.Slower: 0, nullband.Faster: 1, nullband.Undecided: 2, nullband.Equivalent: 3}
+	size := func(r Row) float64 {
+		l := math.Abs(math.Log(r.Verdict.Ratio))
+		if math.IsNaN(l) {
+			return -1
+		}
+		return l
+	}
+	slices.SortStableFunc(rows, func(a, b Row) int {
+		return cmp.Or(
+			cmp.Compare(rank[a.Verdict.Outcome], rank[b.Verdict.Outcome]),
+			cmp.Compare(size(b), size(a)),
+			cmp.Compare(a.Pkg, b.Pkg), cmp.Compare(a.Benchmark, b.Benchmark), cmp.Compare(a.Unit, b.Unit))
+	})
+}
+
+// Counts is the number of rows per outcome.
+type Counts struct{ Slower, Faster, Equivalent, Undecided int }
+
+// Count counts the rows' outcomes.
+func Count(rows []Row) Counts {
+	var c Counts
+	for _, r := range rows {
+		switch r.Verdict.Outcome {
+		case nullband.Slower:
+			c.Slower++
+		case nullband.Faster:
+			c.Faster++
+		case nullband.Equivalent:
+			c.Equivalent++
+		default:
+			c.Undecided++
+		}
+	}
+	return c
+}
+
+// FailOn is a gate on decided regressions: a row fails when its verdict
+// is slower and its estimated slowdown B/A − 1 exceeds Limit. Undecided
+// rows never fail.
+type FailOn struct {
+	// Limit is the slowdown, a fraction (0.03 for 3%).
+	Limit float64
+}
+
+// ParseFailOn parses "slower>3%" (or "slower>0.03"'s percent form only:
+// the number is always a percentage). The empty string is no gate.
+func ParseFailOn(s string) (*FailOn, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, nil
+	}
+	k, v, ok := strings.Cut(strings.ReplaceAll(s, " ", ""), ">")
+	if !ok || k != "slower" || !strings.HasSuffix(v, "%") {
+		return nil, fmt.Errorf("%q: write slower>N%%, e.g. slower>3%%", s)
+	}
+	n, err := strconv.ParseFloat(strings.TrimSuffix(v, "%"), 64)
+	if err != nil || n < 0 || math.IsInf(n, 0) {
+		return nil, fmt.Errorf("%q: %q is not a percentage ≥ 0", s, v)
+	}
+	return &FailOn{Limit: n / 100}, nil
+}
+
+// Failing returns the rows that fail the gate.
+func (f *FailOn) Failing(rows []Row) []Row {
+	if f == nil {
+		return nil
+	}
+	var out []Row
+	for _, r := range rows {
+		if r.Verdict.Outcome == nullband.Slower && r.Effect() > f.Limit {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// Detect summarises what the run could detect: the median and the largest
+// MDE over the rows that have one, and the row with the largest.
+type Detect struct {
+	// Median and Max are fractions; NaN when no row has an MDE.
+	Median, Max float64
+	// MaxRow is the row with the largest MDE.
+	MaxRow Row
+	// Rows is how many rows have an MDE.
+	Rows int
+}
+
+// Detection computes Detect from rows.
+func Detection(rows []Row) Detect {
+	d := Detect{Median: math.NaN(), Max: math.NaN()}
+	var m []float64
+	for _, r := range rows {
+		x := r.Verdict.MDE
+		if x > 0 && !math.IsInf(x, 0) {
+			m = append(m, x)
+			if !(x <= d.Max) {
+				d.Max, d.MaxRow = x, r
+			}
+		}
+	}
+	d.Rows = len(m)
+	if len(m) > 0 {
+		slices.Sort(m)
+		if len(m)%2 == 1 {
+			d.Median = m[len(m)/2]
+		} else {
+			d.Median = (m[len(m)/2-1] + m[len(m)/2]) / 2
+		}
+	}
+	return d
+}
