@@ -269,7 +269,11 @@ func hostLine(r Report) string {
 	if h.CPU != "" {
 		b.WriteString(h.CPU + ", ")
 	}
-	fmt.Fprintf(&b, "%d CPUs online (%d cores)", h.Online, h.Cores)
+	if h.Online > 0 {
+		fmt.Fprintf(&b, "%d CPUs online (%d cores)", h.Online, h.Cores)
+	} else {
+		b.WriteString("CPUs unknown")
+	}
 	fmt.Fprintf(&b, "; load %s at the start, %s at the end", fig(h.Load1Start, ""), fig(h.Load1End, ""))
 	fmt.Fprintf(&b, "; over the run: foreign busy %s, steal %s, CPU pressure (PSI some) %s",
 		fig(h.ForeignBusyPct, "%"), fig(h.StealPct, "%"), fig(h.PSISomePct, "%"))

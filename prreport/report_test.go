@@ -1,0 +1,162 @@
+package prreport
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/perf/benchfmt"
+	"golang.org/x/perf/benchmath"
+
+	"github.com/gapbench/gapbench/nullband"
+)
+
+func row(name string, o nullband.Outcome, ratio, lo, hi, mde float64) Row {
+	return Row{Pkg: "example.com/m/p", Benchmark: name, Unit: "sec/op", Level: 0.99, Verdict: nullband.Verdict{
+		Outcome: o, Ratio: ratio, Lo: lo, Hi: hi, MDE: mde, Used: 12, Quarantined: 0, RoundsToDecide: 0,
+		Base: benchmath.Summary{Center: 1e-6}, Candidate: benchmath.Summary{Center: 1e-6 * ratio}}}
+}
+
+func testReport() Report {
+	rows := []Row{
+		row("Eq-2", nullband.Equivalent, 1.001, 0.99, 1.01, 0.008),
+		row("Slow-2", nullband.Slower, 1.10, 1.07, 1.13, 0.01),
+		row("Fast-2", nullband.Faster, 0.95, 0.93, 0.97, 0.012),
+		row("Meh-2", nullband.Slower, 1.02, 1.005, 1.035, 0.01),
+		row("Unk-2", nullband.Undecided, 1.04, 0.97, 1.12, 0.06),
+	}
+	rows[4].Verdict.RoundsToDecide = 55
+	rows[4].Verdict.Reasons = []nullband.Reason{nullband.Straddles}
+	rows[4].Verdict.Quarantined = 2
+	Sort(rows)
+	return Report{
+		Base: Side{Ref: "main", Commit: "0123456789abcdef0123456789abcdef01234567"}, Head: Side{Dirty: true},
+		Rows: rows, Alpha: 0.05, Delta: 0.02, Budget: 20 * time.Minute, Elapsed: 3 * time.Minute, MaxRounds: 30,
+		Unjudged: []Unjudged{{Pkg: "example.com/m/p", Name: "BenchmarkNew", Why: UnjudgedOnlyHead},
+			{Pkg: "example.com/m/p", Name: "BenchmarkBad", Why: UnjudgedFailed, Err: errors.New("exit status 2\nmore")}},
+		Host: Host{CPU: "Test CPU", Online: 2, Cores: 2, Load1Start: 1.5, Load1End: 2.25, ForeignBusyPct: 12.5,
+			StealPct: math.NaN(), PSISomePct: 3, Runs: 90, Contended: 4},
+	}
+}
+
+func TestSortAndCount(t *testing.T) {
+	r := testReport()
+	var names []string
+	for _, x := range r.Rows {
+		names = append(names, x.Benchmark)
+	}
+	assert.Equal(t, []string{"Slow-2", "Meh-2", "Fast-2", "Unk-2", "Eq-2"}, names, "slower, faster, undecided, equivalent; larger first")
+	assert.Equal(t, Counts{Slower: 2, Faster: 1, Equivalent: 1, Undecided: 1}, Count(r.Rows))
+}
+
+func TestWriteMarkdown(t *testing.T) {
+	var b bytes.Buffer
+	fail, err := ParseFailOn("slower>3%")
+	require.NoError(t, err)
+	require.NoError(t, WriteMarkdown(&b, testReport(), fail))
+	md := b.String()
+	t.Log(md)
+	assert.True(t, strings.HasPrefix(md, "### Benchmarks: 2 slower, 1 faster, 1 equivalent within ±2%, 1 undecided\n"))
+	assert.Contains(t, md, "main (0123456789ab) → work tree (uncommitted changes)")
+	assert.Contains(t, md, "| 🔴 | p.Slow-2 | sec/op | 1.000µ | 1.100µ | +10% [+7%, +13%] | slower by 10% | ±1% | 12 |")
+	assert.Contains(t, md, "| ❔ | p.Unk-2 | sec/op | 1.000µ | 1.040µ | +4% [−3%, +12%] | undecided | ±6% | 12 (+2 quarantined) |")
+	assert.Contains(t, md, "| ⚪ | p.Eq-2 | sec/op | 1.000µ | 1.001µ | +0.1% [−1%, +1%] | equivalent within ±2% | ±0.8% | 12 |")
+	assert.Contains(t, md, "False alarms: the chance that any of these 5 rows is called faster or slower while unchanged is at most 5%")
+	assert.Contains(t, md, "What this run could detect: changes beyond ±1% (median over 5 rows), ±6% at worst (Unk-2 sec/op).")
+	assert.Contains(t, md, "the slowest of them would need about 55 rounds (this run allowed up to 30")
+	assert.Contains(t, md, "Reasons: straddles (1 of 5 rows).")
+	assert.Contains(t, md, "Host: Test CPU, 2 CPUs online (2 cores); load 1.5 at the start, 2.2 at the end; over the run: foreign busy 12.5%, steal unavailable, CPU pressure (PSI some) 3.0%; 4 of 90 runs screened contended; 3m0s of rounds (budget 20m0s).")
+	assert.Contains(t, md, "Not judged: p.New exists at head only (new).")
+	assert.Contains(t, md, "Not judged: p.Bad failed: exit status 2\n")
+	assert.Contains(t, md, "**Check failed** (-fail-on slower>3%): Slow-2 sec/op +10.0%.", "Meh-2 is slower by 2%, within the limit")
+
+	b.Reset()
+	require.NoError(t, WriteText(&b, testReport(), nil))
+	txt := b.String()
+	assert.True(t, strings.HasPrefix(txt, "benchmarks: 2 slower, 1 faster, 1 equivalent within ±2%, 1 undecided\n"))
+	assert.NotContains(t, txt, "**")
+	assert.NotContains(t, txt, "Check")
+	assert.Regexp(t, `p\.Slow-2 +sec/op +1\.000µ +1\.100µ +\+10% \[\+7%, \+13%\] +slower by 10%`, txt)
+
+	b.Reset()
+	require.NoError(t, WriteMarkdown(&b, Report{Alpha: 0.05, Delta: 0.02, Host: Host{Contended: -1, Load1Start: math.NaN(), Load1End: math.NaN()}}, fail))
+	assert.Contains(t, b.String(), "### Benchmarks: no benchmarks judged")
+	assert.Contains(t, b.String(), "Check passed (-fail-on slower>3%): no row decided slower by more than 3%.")
+	assert.Contains(t, b.String(), "not screened for contention")
+	assert.Contains(t, b.String(), "CPUs unknown")
+}
+
+func TestFailOn(t *testing.T) {
+	f, err := ParseFailOn(" slower > 3% ")
+	require.NoError(t, err)
+	assert.InDelta(t, 0.03, f.Limit, 1e-12)
+	f0, err := ParseFailOn("")
+	require.NoError(t, err)
+	assert.Nil(t, f0)
+	assert.Empty(t, f0.Failing(testReport().Rows))
+	for _, bad := range []string{"slower>3", "faster>3%", "slower>x%", "slower>-1%", "slower3%"} {
+		_, err := ParseFailOn(bad)
+		assert.Error(t, err, bad)
+	}
+	rows := testReport().Rows
+	got := f.Failing(rows)
+	require.Len(t, got, 1)
+	assert.Equal(t, "Slow-2", got[0].Benchmark)
+	// An undecided row beyond the limit never fails.
+	assert.Empty(t, (&FailOn{Limit: 0.03}).Failing([]Row{row("U", nullband.Undecided, 1.5, 0.9, 2, 0.3)}))
+}
+
+// fakeRunner returns fixed values: head slower by effect[job] and a clock
+// advanced by cost a round; fail names jobs whose rounds fail.
+type fakeRunner struct {
+	clock *time.Time
+	cost  time.Duration
+	calls map[string]int
+	fail  string
+	inner *simRunner
+}
+
+func (f *fakeRunner) RunRound(ctx context.Context, j *Job, round int) ([]*benchfmt.Result, error) {
+	f.calls[j.Name]++
+	if j.Name == f.fail {
+		*f.clock = f.clock.Add(f.cost)
+		return nil, errors.New("exit status 1")
+	}
+	return f.inner.RunRound(ctx, j, round)
+}
+
+func TestSchedulerBudget(t *testing.T) {
+	clock := time.Unix(0, 0)
+	sr := &simRunner{seed: 1, clock: &clock, cost: time.Second,
+		effects: map[string]float64{"BenchmarkBig": 0.5},
+		class:   map[string]simNoise{"BenchmarkBig": {sigma: 0.01}, "BenchmarkNoisy": {sigma: 0.2}, "BenchmarkBad": {}}}
+	fr := &fakeRunner{clock: &clock, cost: time.Second, calls: map[string]int{}, fail: "BenchmarkBad", inner: sr}
+	jobs := []*Job{{Pkg: "p", Name: "BenchmarkBig"}, {Pkg: "p", Name: "BenchmarkNoisy"}, {Pkg: "p", Name: "BenchmarkBad"}}
+	var progress, out bytes.Buffer
+	s := &Scheduler{Jobs: jobs, Runner: fr, Options: nullband.Options{MaxRounds: 30}, Budget: 40 * time.Second,
+		Now: func() time.Time { return clock }, Progress: &progress, Out: &out}
+	require.NoError(t, s.Run(context.Background()))
+	assert.LessOrEqual(t, s.Elapsed(), 40*time.Second, "the budget holds")
+	assert.Equal(t, 1, fr.calls["BenchmarkBad"], "a failed job gets no more rounds")
+	require.Error(t, jobs[2].Err)
+	assert.True(t, jobs[0].Decided, "a 50%% effect at 1%% noise decides")
+	assert.Greater(t, jobs[1].Rounds, jobs[0].Rounds, "the undecided job gets the rounds the decided one left")
+	assert.Equal(t, 3*(jobs[0].Rounds+jobs[1].Rounds), s.Runs)
+	assert.Contains(t, progress.String(), "p BenchmarkBad: round 1 failed; no more rounds for it: exit status 1")
+	assert.Regexp(t, `p BenchmarkBig round \d+: decided \(\d+s, budget left \d+s\)`, progress.String())
+	assert.Contains(t, out.String(), "arm: head")
+
+	rows, un, err := JudgeJobs(jobs, nullband.Options{MaxRounds: 30})
+	require.NoError(t, err)
+	require.Len(t, un, 1)
+	assert.Equal(t, UnjudgedFailed, un[0].Why)
+	require.Len(t, rows, 2)
+	assert.Equal(t, "Big", rows[0].Benchmark)
+	assert.Equal(t, nullband.Slower, rows[0].Verdict.Outcome)
+}
