@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/perf/benchfmt"
 
+	"github.com/gapbench/gapbench/interleave"
 	"github.com/gapbench/gapbench/nullband"
 )
 
@@ -22,8 +23,8 @@ func fixtureJobs(b *Build) []*Job {
 		for _, name := range p.Benchmarks {
 			args := []string{"-test.bench=^" + regexp.QuoteMeta(name) + "$", "-test.run=^$", "-test.count=1"}
 			jobs = append(jobs, &Job{Pkg: p.ImportPath, Name: name,
-				Base: nullband.Arm{Name: ArmBase, Args: append([]string{p.BaseBin}, args...), Dir: p.BaseDir},
-				Head: nullband.Arm{Name: ArmHead, Args: append([]string{p.HeadBin}, args...), Dir: p.HeadDir}})
+				Base: interleave.Arm{Name: ArmBase, Args: append([]string{p.BaseBin}, args...), Dir: p.BaseDir},
+				Head: interleave.Arm{Name: ArmHead, Args: append([]string{p.HeadBin}, args...), Dir: p.HeadDir}})
 		}
 	}
 	return jobs
@@ -115,8 +116,8 @@ func TestFixturePR(t *testing.T) {
 	arms := map[string]int{}
 	for rd.Scan() {
 		if res, ok := rd.Result().(*benchfmt.Result); ok {
-			arms[res.GetConfig(nullband.KeyArm)]++
-			if res.GetConfig(nullband.KeyRound) == "" {
+			arms[res.GetConfig(interleave.KeyArm)]++
+			if res.GetConfig(interleave.KeyRound) == "" {
 				t.Fatalf("result without round: %s", res.Name)
 			}
 		}

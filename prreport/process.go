@@ -10,7 +10,7 @@ import (
 
 	"golang.org/x/perf/benchfmt"
 
-	"github.com/gapbench/gapbench/nullband"
+	"github.com/gapbench/gapbench/interleave"
 )
 
 // UnitCPU is the unit of the CPU time per op that ProcessRunner adds: the
@@ -37,8 +37,8 @@ type ProcessRunner struct {
 	Benchtime string
 	// Seed seeds the per-round orders (with the job and round mixed in).
 	Seed uint64
-	// Screener and NoScreen are given to the Runner (see nullband.Runner).
-	Screener nullband.Screener
+	// Screener and NoScreen are given to the Runner (see interleave.Runner).
+	Screener interleave.Screener
 	NoScreen string
 	// Log, when non-nil, receives a line per calibration.
 	Log io.Writer
@@ -63,19 +63,19 @@ func (p *ProcessRunner) RunRound(ctx context.Context, j *Job, round int) ([]*ben
 	}
 	n := p.n[j]
 	bt := "-test.benchtime=" + strconv.Itoa(n) + "x"
-	arm := func(a nullband.Arm, name string) nullband.Arm {
+	arm := func(a interleave.Arm, name string) interleave.Arm {
 		a.Name = name
 		a.Args = append(append([]string(nil), a.Args...), bt)
 		return a
 	}
-	arms := []nullband.Arm{arm(j.Base, ArmBase), arm(j.Head, ArmHead), arm(j.Base, ArmNull)}
+	arms := []interleave.Arm{arm(j.Base, ArmBase), arm(j.Head, ArmHead), arm(j.Base, ArmNull)}
 	seed := p.Seed ^ fnv(j.Pkg+" "+j.Name) ^ uint64(round)*0x9e3779b97f4a7c15
-	plan, err := nullband.NewPlan(arms, 1, seed)
+	plan, err := interleave.NewPlan(arms, 1, seed)
 	if err != nil {
 		return nil, err
 	}
 	rec := &cpuRecorder{inner: p.Screener, noScreen: p.NoScreen}
-	r := &nullband.Runner{Plan: plan, Out: io.Discard, Screener: rec}
+	r := &interleave.Runner{Plan: plan, Out: io.Discard, Screener: rec}
 	runs, err := r.Run(ctx)
 	if err != nil {
 		return nil, err
@@ -90,7 +90,7 @@ func (p *ProcessRunner) RunRound(ctx context.Context, j *Job, round int) ([]*ben
 			res.Values = append(res.Values, benchfmt.Value{Value: rec.cpu[i].Seconds() / float64(n+1), Unit: UnitCPU})
 		}
 		for _, res := range run.Results {
-			setFileConfig(res, nullband.KeyRound, strconv.Itoa(round))
+			setFileConfig(res, interleave.KeyRound, strconv.Itoa(round))
 			out = append(out, res)
 		}
 	}
@@ -106,11 +106,11 @@ func (p *ProcessRunner) calibrate(ctx context.Context, j *Job) (int, error) {
 	if p.Benchtime != "" {
 		a.Args = append(a.Args, "-test.benchtime="+p.Benchtime)
 	}
-	plan, err := nullband.NewPlan([]nullband.Arm{a}, 1, 0)
+	plan, err := interleave.NewPlan([]interleave.Arm{a}, 1, 0)
 	if err != nil {
 		return 0, err
 	}
-	runs, err := (&nullband.Runner{Plan: plan, Out: io.Discard, NoScreen: "calibration run"}).Run(ctx)
+	runs, err := (&interleave.Runner{Plan: plan, Out: io.Discard, NoScreen: "calibration run"}).Run(ctx)
 	if err != nil {
 		return 0, err
 	}
@@ -131,25 +131,25 @@ func (p *ProcessRunner) calibrate(ctx context.Context, j *Job) (int, error) {
 // cpuRecorder is a Screener that records each run's process CPU time and
 // passes the screen on to inner (or says none was taken).
 type cpuRecorder struct {
-	inner    nullband.Screener
+	inner    interleave.Screener
 	noScreen string
 	cpu      []time.Duration
 }
 
-// Begin implements nullband.Screener.
-func (c *cpuRecorder) Begin() func(time.Duration) nullband.ScreenResult {
-	var end func(time.Duration) nullband.ScreenResult
+// Begin implements interleave.Screener.
+func (c *cpuRecorder) Begin() func(time.Duration) interleave.ScreenResult {
+	var end func(time.Duration) interleave.ScreenResult
 	if c.inner != nil {
 		end = c.inner.Begin()
 	}
-	return func(cpu time.Duration) nullband.ScreenResult {
+	return func(cpu time.Duration) interleave.ScreenResult {
 		c.cpu = append(c.cpu, cpu)
 		if end == nil {
 			d := c.noScreen
 			if d == "" {
 				d = "no contention screen was given"
 			}
-			return nullband.ScreenResult{Verdict: "unavailable", Detail: d}
+			return interleave.ScreenResult{Verdict: "unavailable", Detail: d}
 		}
 		return end(cpu)
 	}

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/perf/benchfmt"
 	"golang.org/x/perf/benchunit"
 
+	"github.com/gapbench/gapbench/interleave"
 	"github.com/gapbench/gapbench/nullband"
 )
 
@@ -31,7 +32,7 @@ type Job struct {
 	Pkg, Name string
 	// Base, Head are the commands of the two sides (the null arm runs
 	// Base again).
-	Base, Head nullband.Arm
+	Base, Head interleave.Arm
 
 	// Rounds is the number of rounds run; Wall their total wall time.
 	Rounds int
@@ -80,7 +81,7 @@ func (j *Job) add(round int, results []*benchfmt.Result, units []string) {
 	}
 	touched := map[*rowData]bool{}
 	for _, res := range results {
-		arm := res.GetConfig(nullband.KeyArm)
+		arm := res.GetConfig(interleave.KeyArm)
 		bench := string(res.Name.Full())
 		for _, v := range res.Values {
 			factor, unit := benchunit.Tidy(1, v.Unit)
@@ -111,7 +112,7 @@ func (j *Job) add(round int, results []*benchfmt.Result, units []string) {
 			case ArmNull:
 				d.null[i] = v.Value * factor
 			}
-			if res.GetConfig(nullband.KeyScreen) == "contended" {
+			if res.GetConfig(interleave.KeyScreen) == "contended" {
 				d.contended[i] = true
 			}
 		}
@@ -324,9 +325,9 @@ func (s *Scheduler) round(ctx context.Context, j *Job) error {
 	for _, arm := range []string{ArmBase, ArmHead, ArmNull} {
 		ran, contended := false, false
 		for _, x := range res {
-			if x.GetConfig(nullband.KeyArm) == arm {
+			if x.GetConfig(interleave.KeyArm) == arm {
 				ran = true
-				contended = contended || x.GetConfig(nullband.KeyScreen) == "contended"
+				contended = contended || x.GetConfig(interleave.KeyScreen) == "contended"
 			}
 		}
 		if ran {

@@ -13,6 +13,7 @@ import (
 
 	"golang.org/x/perf/benchfmt"
 
+	"github.com/gapbench/gapbench/interleave"
 	"github.com/gapbench/gapbench/nullband"
 )
 
@@ -65,8 +66,8 @@ func (s *simRunner) RunRound(_ context.Context, j *Job, round int) ([]*benchfmt.
 			v *= 1 + s.effects[j.Name]
 		}
 		out = append(out, &benchfmt.Result{
-			Config: []benchfmt.Config{{Key: nullband.KeyArm, Value: []byte(arm), File: true},
-				{Key: nullband.KeyRound, Value: []byte(strconv.Itoa(round)), File: true}},
+			Config: []benchfmt.Config{{Key: interleave.KeyArm, Value: []byte(arm), File: true},
+				{Key: interleave.KeyRound, Value: []byte(strconv.Itoa(round)), File: true}},
 			Name:   benchfmt.Name(strings.TrimPrefix(j.Name, "Benchmark")),
 			Iters:  1,
 			Values: []benchfmt.Value{{Value: v, Unit: "sec/op"}},

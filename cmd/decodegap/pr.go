@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/procfs"
 
 	"github.com/gapbench/gapbench/hostmon"
+	"github.com/gapbench/gapbench/interleave"
 	"github.com/gapbench/gapbench/nullband"
 	"github.com/gapbench/gapbench/prreport"
 )
@@ -191,8 +192,8 @@ func runPR(args []string, stdout, stderr io.Writer) int {
 			}
 			bench := "-test.bench=^" + regexp.QuoteMeta(name) + "$"
 			jobs = append(jobs, &prreport.Job{Pkg: p.ImportPath, Name: name,
-				Base: nullband.Arm{Name: prreport.ArmBase, Args: append([]string{p.BaseBin, bench}, testArgs...), Dir: p.BaseDir},
-				Head: nullband.Arm{Name: prreport.ArmHead, Args: append([]string{p.HeadBin, bench}, testArgs...), Dir: p.HeadDir}})
+				Base: interleave.Arm{Name: prreport.ArmBase, Args: append([]string{p.BaseBin, bench}, testArgs...), Dir: p.BaseDir},
+				Head: interleave.Arm{Name: prreport.ArmHead, Args: append([]string{p.HeadBin, bench}, testArgs...), Dir: p.HeadDir}})
 		}
 		for _, n := range p.OnlyBase {
 			unjudged = append(unjudged, prreport.Unjudged{Pkg: p.ImportPath, Name: n, Why: prreport.UnjudgedOnlyBase})
