@@ -15,6 +15,7 @@ import (
 	"golang.org/x/perf/benchmath"
 
 	"github.com/gapbench/gapbench/nullband"
+	"github.com/gapbench/gapbench/nullband/sim"
 )
 
 func row(name string, o nullband.Outcome, ratio, lo, hi, mde float64) Row {
@@ -133,9 +134,10 @@ func (f *fakeRunner) RunRound(ctx context.Context, j *Job, round int) ([]*benchf
 
 func TestSchedulerBudget(t *testing.T) {
 	clock := time.Unix(0, 0)
-	sr := &simRunner{seed: 1, clock: &clock, cost: time.Second,
-		effects: map[string]float64{"BenchmarkBig": 0.5},
-		class:   map[string]simNoise{"BenchmarkBig": {sigma: 0.01}, "BenchmarkNoisy": {sigma: 0.2}, "BenchmarkBad": {}}}
+	quiet, _ := sim.ModelByName("lognormal-p50")
+	noisy, _ := sim.ModelByName("outliers")
+	sr := &simRunner{clock: &clock, cost: time.Second, trials: map[string]sim.Trial{
+		"BenchmarkBig": quiet.Generate(1, 0, 30, 0.5), "BenchmarkNoisy": noisy.Generate(1, 1, 30, 0.01)}}
 	fr := &fakeRunner{clock: &clock, cost: time.Second, calls: map[string]int{}, fail: "BenchmarkBad", inner: sr}
 	jobs := []*Job{{Pkg: "p", Name: "BenchmarkBig"}, {Pkg: "p", Name: "BenchmarkNoisy"}, {Pkg: "p", Name: "BenchmarkBad"}}
 	var progress, out bytes.Buffer

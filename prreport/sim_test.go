@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"os"
 	"strconv"
 	"strings"
@@ -15,62 +14,38 @@ import (
 
 	"github.com/gapbench/gapbench/interleave"
 	"github.com/gapbench/gapbench/nullband"
+	"github.com/gapbench/gapbench/nullband/sim"
 )
 
-// simNoise is one benchmark's noise class in the family simulation.
-type simNoise struct {
-	name  string
-	sigma float64 // per-block lognormal σ
-	// outlier is the share of blocks multiplied by U(2, 5).
-	outlier float64
-}
-
-// simClasses cycle over the benchmarks of a simulated family. Every round
-// also has a weather factor lnN(0, 10%) shared by its three blocks (the
-// arms of one round run back to back), and each benchmark its own level.
-var simClasses = []simNoise{
-	{"quiet 1.5%", 0.015, 0},
-	{"wide 3%", 0.03, 0},
-	{"outliers 3% + 5% × U(2,5)", 0.03, 0.05},
-	{"quiet 1%", 0.01, 0},
-}
-
-// simRunner is a RoundRunner that draws each round's three values from the
-// job's noise class, deterministic in (seed, job, round), and advances a
-// fake clock by cost per round.
+// simRunner is a RoundRunner that returns round r of each job's
+// pre-drawn trial (nullband/sim's models) and advances a fake clock by cost
+// per round. A round marked contended carries screen: contended.
 type simRunner struct {
-	seed    uint64
-	effects map[string]float64 // by job name; B's level is A's × (1+effect)
-	class   map[string]simNoise
-	clock   *time.Time
-	cost    time.Duration
+	trials map[string]sim.Trial // by job name
+	clock  *time.Time
+	cost   time.Duration
 }
 
 func (s *simRunner) RunRound(_ context.Context, j *Job, round int) ([]*benchfmt.Result, error) {
 	*s.clock = s.clock.Add(s.cost)
-	r := rand.New(rand.NewPCG(s.seed, fnv(j.Name)^uint64(round)<<32))
-	c := s.class[j.Name]
-	level := 1e-6 * (1 + float64(fnv(j.Name)%100)/10)
-	weather := math.Exp(0.10 * r.NormFloat64())
-	block := func() float64 {
-		x := math.Exp(c.sigma * r.NormFloat64())
-		if r.Float64() < c.outlier {
-			x *= 2 + 3*r.Float64()
-		}
-		return level * weather * x
+	tr := s.trials[j.Name]
+	i := round - 1
+	screen := "clean"
+	if tr.Contended != nil && tr.Contended[i] {
+		screen = "contended"
 	}
 	var out []*benchfmt.Result
-	for _, arm := range []string{ArmBase, ArmHead, ArmNull} {
-		v := block()
-		if arm == ArmHead {
-			v *= 1 + s.effects[j.Name]
-		}
+	for _, a := range []struct {
+		arm string
+		v   float64
+	}{{ArmBase, tr.A[i]}, {ArmHead, tr.B[i]}, {ArmNull, tr.Null[i]}} {
 		out = append(out, &benchfmt.Result{
-			Config: []benchfmt.Config{{Key: interleave.KeyArm, Value: []byte(arm), File: true},
-				{Key: interleave.KeyRound, Value: []byte(strconv.Itoa(round)), File: true}},
+			Config: []benchfmt.Config{{Key: interleave.KeyArm, Value: []byte(a.arm), File: true},
+				{Key: interleave.KeyRound, Value: []byte(strconv.Itoa(round)), File: true},
+				{Key: interleave.KeyScreen, Value: []byte(screen), File: true}},
 			Name:   benchfmt.Name(strings.TrimPrefix(j.Name, "Benchmark")),
 			Iters:  1,
-			Values: []benchfmt.Value{{Value: v, Unit: "sec/op"}},
+			Values: []benchfmt.Value{{Value: 1e-6 * a.v, Unit: "sec/op"}},
 		})
 	}
 	return out, nil
@@ -95,17 +70,25 @@ type simOutcome struct {
 // and JudgeJobs at the default options, with budget and cost per round.
 func simTrial(t testing.TB, seed uint64, n int, effects []float64, budget, cost time.Duration, opt nullband.Options) simOutcome {
 	clock := time.Unix(0, 0)
-	sr := &simRunner{seed: seed, effects: map[string]float64{}, class: map[string]simNoise{}, clock: &clock, cost: cost}
+	sr := &simRunner{trials: map[string]sim.Trial{}, clock: &clock, cost: cost}
 	jobs := make([]*Job, n)
 	truth := map[string]float64{}
+	modelOf := map[string]string{}
+	models := sim.Models()
 	for i := range jobs {
 		name := fmt.Sprintf("BenchmarkSim%02d", i)
 		jobs[i] = &Job{Pkg: "sim", Name: name}
-		sr.class[name] = simClasses[i%len(simClasses)]
+		e := 0.0
 		if i < len(effects) {
-			sr.effects[name] = effects[i]
+			e = effects[i]
 		}
-		truth[strings.TrimPrefix(name, "Benchmark")] = sr.effects[name]
+		// Benchmark i follows model i mod 7, so every effect meets
+		// several models across trials (effects go to the first
+		// benchmarks, and seeds differ).
+		m := models[(i+int(seed))%len(models)]
+		modelOf[name[len("Benchmark"):]] = m.Name
+		sr.trials[name] = m.Generate(seed, i, opt.MaxRounds, e)
+		truth[name[len("Benchmark"):]] = e
 	}
 	s := &Scheduler{Jobs: jobs, Runner: sr, Options: opt, Budget: budget, Now: func() time.Time { return clock }}
 	if err := s.Run(context.Background()); err != nil {
@@ -133,6 +116,9 @@ func simTrial(t testing.TB, seed uint64, n int, effects []float64, budget, cost 
 			o.unchanged++
 			if diff {
 				o.falseFlags++
+				v := r.Verdict
+				t.Logf("false flag: seed %d, %s (%s): %v, ratio %.4f [%.4f, %.4f] at %.5f, %d used, %d quarantined, reasons %v",
+					seed, r.Benchmark, modelOf[r.Benchmark], v.Outcome, v.Ratio, v.Lo, v.Hi, r.Level, v.Used, v.Quarantined, v.Reasons)
 			}
 			if out == nullband.Equivalent {
 				o.equivalent++
@@ -161,8 +147,9 @@ const (
 	simCost   = time.Second
 )
 
-// TestFamilySimulation runs simulated pull requests of 60 benchmarks with
-// 0, 2 or 5 real effects through the Scheduler and JudgeJobs and checks
+// TestFamilySimulation runs simulated pull requests of 60 benchmarks (each
+// following one of nullband/sim's noise models) with 0, 2 or 5 real
+// effects through the Scheduler and JudgeJobs and checks
 // the family-wise false-alarm rate and the power. DECODEGAP_PR_SIM=N runs
 // N trials per scenario and prints the table (docs/ci-workflow-accuracy.md).
 func TestFamilySimulation(t *testing.T) {
