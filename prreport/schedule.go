@@ -146,10 +146,13 @@ type RoundRunner interface {
 }
 
 // Scheduler shares a wall-clock budget across jobs: every job gets
-// Options.MinRounds rounds first (rounds taken in turn across jobs), then
-// the undecided ones get a round each, in passes, the job whose verdict
-// is nearest to deciding first, until each is decided, has
-// Options.MaxRounds rounds, or the budget cannot pay for its next round.
+// Options.MinRounds rounds first (at least one; rounds taken in turn
+// across jobs), then the undecided ones get a round each, in passes, the
+// job whose verdict is nearest to deciding first, until each is decided,
+// has Options.MaxRounds rounds, or the budget cannot pay for its next
+// round. While some undecided job's estimate (Verdict.RoundsToDecide)
+// says it decides within MaxRounds, passes go to those jobs only, so the
+// budget goes where it can decide something.
 // At each look (each round from MinRounds on) a job's rows are judged in
 // sequential mode at the Bonferroni level (Alpha / rows), the first level
 // of Holm's procedure; the final verdicts come from JudgeFamily.
@@ -221,6 +224,17 @@ func (s *Scheduler) Run(ctx context.Context) error {
 			return nil
 		}
 		slices.SortStableFunc(todo, func(a, b *Job) int { return cmp.Compare(a.need, b.need) })
+		// While some job's estimate says it decides within MaxRounds,
+		// passes go to those jobs only.
+		hopeful := 0
+		for _, j := range todo {
+			if j.need <= s.Options.MaxRounds-j.Rounds {
+				hopeful++
+			}
+		}
+		if hopeful > 0 {
+			todo = todo[:hopeful]
+		}
 		ran := false
 		for _, j := range todo {
 			if j.Decided {
