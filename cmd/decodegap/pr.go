@@ -165,6 +165,10 @@ func runPR(args []string, stdout, stderr io.Writer) int {
 	if f.out == "" {
 		f.out = "pr-" + time.Now().Format("20060102-150405") + ".txt"
 	}
+	if _, err := os.Stat(f.out); err == nil {
+		fmt.Fprintf(stderr, "decodegap pr: -o %s: the file exists; give another name, or remove it\n", f.out)
+		return 2
+	}
 	fail := func(format string, a ...any) int {
 		fmt.Fprintf(stderr, "decodegap pr: "+format+"\n", a...)
 		return 3
@@ -316,6 +320,7 @@ type weather struct {
 	host     prreport.Host
 	sampler  *hostmon.Sampler
 	snap     *hostmon.Snapshot
+	proc     *procfs.FS
 	children time.Duration
 }
 
@@ -329,8 +334,12 @@ func startWeather() *weather {
 		return w
 	}
 	if pfs, err := procfs.NewFS(fs.ProcRoot()); err == nil {
+		w.proc = &pfs
 		if ci, err := pfs.CPUInfo(); err == nil && len(ci) > 0 {
 			w.host.CPU = strings.Join(strings.Fields(ci[0].ModelName), " ")
+		}
+		if la, err := pfs.LoadAvg(); err == nil {
+			w.host.Load1Start = la.Load1
 		}
 	}
 	if topo, err := fs.Topology(); err == nil {
@@ -338,10 +347,6 @@ func startWeather() *weather {
 	}
 	if s, err := hostmon.NewSampler(fs, nil, nil); err == nil {
 		w.sampler, w.snap = s, s.Snapshot()
-		sp := hostmon.Between(w.snap, w.snap)
-		if sp.Load1.Available() {
-			w.host.Load1Start = sp.Load1.Value
-		}
 	}
 	w.children = childCPU()
 	return w
@@ -364,7 +369,11 @@ func (w *weather) end(runs, contended int, screened bool) prreport.Host {
 			*dst = f.Value
 		}
 	}
-	set(&h.Load1End, sp.Load1)
+	if w.proc != nil {
+		if la, err := w.proc.LoadAvg(); err == nil {
+			h.Load1End = la.Load1
+		}
+	}
 	set(&h.ForeignBusyPct, sp.ForeignBusyPct)
 	set(&h.StealPct, sp.StealPct)
 	set(&h.PSISomePct, sp.PSISomePct)

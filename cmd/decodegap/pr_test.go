@@ -2,7 +2,10 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -148,4 +151,105 @@ func TestPRFlags(t *testing.T) {
 	assert.InDelta(t, 0.015, float64(f.delta), 1e-12)
 	assert.Equal(t, []string{"./x"}, pkgs)
 	assert.Equal(t, 20*60.0, f.budget.Seconds())
+}
+
+// prFixture builds a git repository of one package with two benchmarks and
+// two commits; at the second, Triple does three times the work.
+func prFixture(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	src := func(work int) string {
+		return fmt.Sprintf(`package fix
+
+import "testing"
+
+var sink uint64
+
+//go:noinline
+func mix(n int) uint64 {
+	x := uint64(88172645463325252)
+	for i := 0; i < n; i++ {
+		x = x*6364136223846793005 + 1442695040888963407
+		x ^= x >> 29
+	}
+	return x
+}
+
+func BenchmarkSame(b *testing.B) {
+	for i := 0; i < b.N; i++ {
+		sink += mix(3000)
+	}
+}
+
+func BenchmarkTriple(b *testing.B) {
+	for i := 0; i < b.N; i++ {
+		sink += mix(%d)
+	}
+}
+`, work)
+	}
+	git := func(args ...string) {
+		t.Helper()
+		cmd := exec.Command("git", args...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com",
+			"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com", "GIT_CONFIG_NOSYSTEM=1", "HOME="+dir)
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "git %v: %s", args, out)
+	}
+	write := func(name, s string) {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(s), 0o644))
+	}
+	git("init", "-q", "-b", "main")
+	write("go.mod", "module example.com/fix\n\ngo 1.21\n")
+	write("fix_test.go", src(3000))
+	git("add", ".")
+	git("commit", "-q", "-m", "base")
+	write("fix_test.go", src(9000))
+	git("commit", "-q", "-am", "head")
+	return dir
+}
+
+// TestPRRealRun runs decodegap pr on a fixture repository whose head
+// triples one benchmark's work: that row is decided slower, -fail-on
+// trips (exit 1), the Markdown report and the benchfmt output are
+// written, and Same is never flagged. The screen is off: on a busy test
+// host it would quarantine every round (as it should), and the test is of
+// the command, not of the host.
+func TestPRRealRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs benchmarks")
+	}
+	repo := prFixture(t)
+	t.Chdir(repo)
+	out := filepath.Join(t.TempDir(), "pr.txt")
+	md := filepath.Join(t.TempDir(), "pr.md")
+	var stdout, stderr bytes.Buffer
+	code := dispatch([]string{"pr", "-base", "HEAD~1", "-head", "HEAD", "-budget", "90s", "-max-rounds", "12",
+		"-benchtime", "20ms", "-unit", "sec/op,cpu-sec/op", "-o", out, "-md", md, "-lock-path", filepath.Join(t.TempDir(), "lock"),
+		"-fail-on", "slower>3%", "-screen=false", "./..."}, &stdout, &stderr)
+	t.Logf("stdout:\n%s\nstderr:\n%s", stdout.String(), stderr.String())
+	assert.Equal(t, 1, code, "the tripled benchmark fails the check")
+	assert.Contains(t, stdout.String(), "slower by")
+	assert.Regexp(t, `fix\.Triple-\d+ +(sec/op|cpu-sec/op) .* slower by`, stdout.String())
+	assert.NotRegexp(t, `fix\.Same-\d+ .*(slower|faster) by`, stdout.String())
+	assert.Contains(t, stdout.String(), "benchstat: go tool benchstat -col 'arm@(base head null)' -ignore round,screen "+out)
+	assert.Contains(t, stderr.String(), "base: go test -c example.com/fix")
+	assert.Regexp(t, `fix BenchmarkTriple round \d+: `, stderr.String())
+
+	m, err := os.ReadFile(md)
+	require.NoError(t, err)
+	assert.Regexp(t, `^### Benchmarks: \d+ slower`, string(m))
+	assert.Contains(t, string(m), "**Check failed** (-fail-on slower>3%): Triple-")
+
+	data, err := os.ReadFile(out)
+	require.NoError(t, err)
+	assert.Contains(t, string(data), "# decodegap pr: base HEAD~1 (")
+	assert.Contains(t, string(data), "arm: null")
+	assert.Contains(t, string(data), "cpu-sec/op")
+
+	// The output file must not be overwritten.
+	stderr.Reset()
+	assert.Equal(t, 2, dispatch([]string{"pr", "-base", "HEAD", "-o", out, "-lock=false"}, &stdout, &stderr))
+	assert.Contains(t, stderr.String(), "the file exists")
 }
