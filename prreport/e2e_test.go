@@ -77,7 +77,7 @@ func TestFixturePR(t *testing.T) {
 		t.Skip("runs benchmarks")
 	}
 	full := os.Getenv("DECODEGAP_PR_FIXTURE") != ""
-	n, budget, benchtime := 8, 75*time.Second, "30ms"
+	n, budget, benchtime := 6, 45*time.Second, "30ms"
 	if full {
 		n, budget = 20, 5*time.Minute
 	}
