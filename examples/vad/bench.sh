@@ -94,17 +94,19 @@ echo
 echo "== weather: the host while BenchmarkVAD ran"
 awk -v count="$count" -f "$here/weather.awk" "$out"
 
-# The verdicts head the log of each gap's last line (its null arm's last
-# round): the lines after "order at GOMAXPROCS ..." up to "round N of N".
+# Compare prints each gap's order and verdict table after its arms' lines,
+# under "    --- decodegap.Compare: BENCH: order and verdicts", every line
+# indented; the table is internal/verdicttext's. Print each gap's block
+# without the order (it is in the file).
 echo
 echo "== verdicts: each arm against the first arm, mean step (ns/op), median step (p50-ns/op) and CPU per wall second (cpu/wall), judged against the null arm"
 awk '
-	/^--- BENCH: / { cur = $3; head = 0; if (cur ~ /^BenchmarkVAD\//) { split(cur, p, "/"); gap = p[2] } ; next }
-	cur !~ /^BenchmarkVAD\// { next }
-	/^[ \t]+([a-z_]+\.go:[0-9]+: )?order at GOMAXPROCS/ { print gap; head = 1; next }
-	head && /^[ \t]+round [0-9]+ of [0-9]+ at GOMAXPROCS/ { head = 0; next }
-	head && /^[ \t]/ { sub(/^[ \t]+/, ""); print "  " $0; next }
-	{ head = 0 }
+	/^[ \t]+--- decodegap\.Compare: BenchmarkVAD\/[^:]*: order and verdicts/ {
+		split($3, p, "/"); sub(/:$/, "", p[2]); print p[2]; block = 1; next
+	}
+	block && /^[ \t]+order at GOMAXPROCS/ { next }
+	block && /^[ \t]/ { sub(/^    /, ""); print "  " $0; next }
+	{ block = 0 }
 ' "$out"
 
 echo
