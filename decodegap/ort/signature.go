@@ -147,18 +147,25 @@ func (p Port) ShapeString() string {
 	return "[" + strings.Join(parts, ",") + "]"
 }
 
-// Metadata is the model's descriptive fields.
+// Metadata is the model's descriptive fields, as the file states them.
 type Metadata struct {
-	IRVersion       int64
-	Producer        string // producer_name and producer_version
-	Domain          string
-	ModelVersion    int64
-	Description     string // the model's doc_string
-	Graph           string // the graph's name
-	Opsets          []string
-	Custom          map[string]string // metadata_props
-	Initializers    int               // count of stored weight tensors
-	InitializerSize int64             // their raw bytes (external data not counted)
+	// IRVersion is the ONNX file format version (ir_version).
+	IRVersion int64
+	// Producer is producer_name and producer_version ("pytorch 2.1.0").
+	Producer string
+	// Domain and ModelVersion are the model's own domain and version.
+	Domain       string
+	ModelVersion int64
+	// Description is the model's doc_string; Graph the graph's name.
+	Description, Graph string
+	// Opsets are the operator sets it imports, as "ai.onnx v17".
+	Opsets []string
+	// Custom holds metadata_props, key → value.
+	Custom map[string]string
+	// Initializers counts the stored weight tensors; InitializerSize is
+	// their raw bytes in the file (external data not counted).
+	Initializers    int
+	InitializerSize int64
 }
 
 // Signature is what a model takes and gives.
