@@ -12,9 +12,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"golang.org/x/perf/benchfmt"
 
 	"github.com/gapbench/gapbench/decodegap/ort"
+	"github.com/gapbench/gapbench/internal/testutil"
 )
 
 func TestORTParseArms(t *testing.T) {
@@ -184,18 +184,12 @@ func TestORTRunsVAD(t *testing.T) {
 	}
 	assert.Contains(t, stdout.String(), "benchstat: go tool benchstat -col 'arm@(intra1 two null)' -ignore round,screen "+out)
 
-	data, err := os.ReadFile(out)
-	require.NoError(t, err)
-	rd := benchfmt.NewReader(bytes.NewReader(data), out)
 	count := map[string]int{}
-	for rd.Scan() {
-		if r, ok := rd.Result().(*benchfmt.Result); ok {
-			assert.Equal(t, "silero_vad_v5", r.GetConfig("model"))
-			assert.Equal(t, "100µs", r.GetConfig("gap"))
-			assert.Equal(t, "Model", string(r.Name.Base()))
-			count[r.GetConfig("arm")]++
-		}
+	for _, r := range testutil.ResultsFile(t, out) {
+		assert.Equal(t, "silero_vad_v5", r.GetConfig("model"))
+		assert.Equal(t, "100µs", r.GetConfig("gap"))
+		assert.Equal(t, "Model", string(r.Name.Base()))
+		count[r.GetConfig("arm")]++
 	}
-	require.NoError(t, rd.Err())
 	assert.Equal(t, map[string]int{"intra1": 2, "two": 2, "null": 2}, count)
 }
