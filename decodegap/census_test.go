@@ -65,8 +65,8 @@ func TestHostLineIsConditional(t *testing.T) {
 	line := rep.hostLine(runSettings)
 	assert.Contains(t, line, "host: contended: foreign 91")
 	assert.Contains(t, line, "on CPUs 1: foreign 91%, steal 0%, PSI some 3%, load1 1.5")
-	assert.Contains(t, line, "this process's own threads (not the host's) waited 2µs/op on a run queue")
-	assert.NotContains(t, line, "our run-queue wait")
+	assert.NotContains(t, line, "2µs/op", "the process's own wait is not beside the host's screen")
+	assert.Contains(t, rep.counterLine("RunConfig"), "; its threads waited 2µs/op on a run queue")
 	assert.Contains(t, line, "RunConfig.Screen.FailContended fails instead")
 	var b fakeB
 	pub(&b, rep, true)

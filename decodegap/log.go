@@ -237,8 +237,8 @@ func (res *result) gapLine(typ string) string {
 
 // hostLine reports the contention over the counter span and the screen's
 // verdict. A figure the screen could not read is named once, in the
-// screen's own note, and the process's own run-queue wait is then given as
-// what it is: ours, not the host's.
+// screen's own note. The process's own run-queue wait is not the host's:
+// it is in the process line (counterLine), never beside the screen's.
 func (res *result) hostLine(s *settings) string {
 	h := &res.host
 	if !h.ok {
@@ -260,9 +260,6 @@ func (res *result) hostLine(s *settings) string {
 	l := fmt.Sprintf("host: %s over the counter span on CPUs %s", h.verdict, sp.CPUs.String())
 	if len(figs) > 0 {
 		l += ": " + strings.Join(figs, ", ")
-	}
-	if w := sp.ProcessRunQueueWaitNs; w.Available() && res.proc.iters() > 0 {
-		l += fmt.Sprintf("; this process's own threads (not the host's) waited %s/op on a run queue", fmtNs(w.Value/float64(res.proc.iters())))
 	}
 	if h.verdict.Contended && !s.screen.FailContended {
 		l += fmt.Sprintf("; figures measured in this weather are not comparable with a clean run's (%s.Screen.FailContended fails instead)", s.typ)
@@ -295,6 +292,9 @@ func (res *result) counterLine(typ string) string {
 	s := fmt.Sprintf("process: cpu/wall %.2f (user %s/op, sys %s/op); context switches %s voluntary, %s involuntary; peak RSS %s; GC %d cycles",
 		c.cpuPerWall(), fmtNs(float64(c.userNs)/n), fmtNs(float64(c.sysNs)/n),
 		switchFigure(c, c.nvcsw), switchFigure(c, c.nivcsw), fmtBytes(c.maxRSS), c.gcCycles)
+	if w := res.host.span.ProcessRunQueueWaitNs; res.host.ok && w.Available() && c.iters() > 0 {
+		s += fmt.Sprintf("; its threads waited %s/op on a run queue", fmtNs(w.Value/n))
+	}
 	switch {
 	case c.from == res.from:
 	case len(res.sessions) > 0:
