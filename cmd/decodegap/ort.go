@@ -96,6 +96,7 @@ type ortFlags struct {
 	tolOutputs repeated
 	out        string
 	units      string
+	delta      float64
 	lock       bool
 	lockPath   string
 	screen     bool
@@ -158,6 +159,7 @@ func runORT(args []string, stdout, stderr io.Writer) int {
 	fs.Var(&f.tolOutputs, "tol-output", "one output's parity tolerance, `OUTPUT=ABS,REL`; repeatable")
 	fs.StringVar(&f.out, "o", "", "output `file` (Go benchmark format); must not exist; default ort-YYYYMMDD-HHMMSS.txt")
 	fs.StringVar(&f.units, "unit", "sec/op,p50-sec/op,cpu/wall", "comma-separated `units` to judge")
+	fs.Float64Var(&f.delta, "delta", 0.02, "equivalence margin as a `fraction`: B/A within ±delta is equivalent")
 	fs.BoolVar(&f.lock, "lock", true, "hold the host lock while running (see 'decodegap lock')")
 	fs.StringVar(&f.lockPath, "lock-path", hostmon.DefaultLockPath(), "host lock `file`")
 	fs.BoolVar(&f.screen, "screen", true, "screen the host for contention over each block (screen: line)")
@@ -195,6 +197,9 @@ func runORT(args []string, stdout, stderr io.Writer) int {
 	}
 	if _, err := gapKind(f.gapKind); err != nil {
 		return usageErr("%v", err)
+	}
+	if !(f.delta > 0 && f.delta < 1) {
+		return usageErr("-delta %v: need a fraction between 0 and 1, e.g. 0.02 (±2%%)", f.delta)
 	}
 	if f.sessions < 0 || f.cores < 0 {
 		return usageErr("-sessions %d, -cores %d: neither may be negative", f.sessions, f.cores)
@@ -337,7 +342,7 @@ func runORT(args []string, stdout, stderr io.Writer) int {
 		return status
 	}
 	printCensus(stdout, logPath, names)
-	if err := judgeFile(interleaveFlags{out: f.out, units: f.units, null: "null"}, names, stdout); err != nil {
+	if err := judgeFile(interleaveFlags{out: f.out, units: f.units, null: "null", delta: f.delta}, names, stdout); err != nil {
 		fmt.Fprintf(stderr, "decodegap ort: %v\n", err)
 		if status == 0 {
 			status = 1

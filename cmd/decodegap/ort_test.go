@@ -101,6 +101,7 @@ func TestORTUsageErrors(t *testing.T) {
 		{[]string{"m.onnx"}, "decodegap ort: give at least one -arm (the base), e.g. -arm intra=1 -arm intra=2,spin=off; with one arm the run is an A/A check against the null arm\n"},
 		{[]string{"-arm", "intra=1", "-rounds", "0", "m.onnx"}, "decodegap ort: -rounds 0: need at least 1 (6 or more for a verdict)\n"},
 		{[]string{"-arm", "intra=1", "-gap-kind", "nap", "m.onnx"}, "decodegap ort: -gap-kind \"nap\": use hybrid, sleep or busy\n"},
+		{[]string{"-arm", "intra=1", "-delta", "0", "m.onnx"}, "decodegap ort: -delta 0: need a fraction between 0 and 1, e.g. 0.02 (±2%)\n"},
 	} {
 		var out, errb bytes.Buffer
 		assert.Equal(t, 2, runORT(c.args, &out, &errb), "%v", c.args)
