@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/gapbench/gapbench/decodegap/internal/tail"
 	"github.com/gapbench/gapbench/nullband"
 )
 
@@ -183,6 +184,48 @@ type RunConfig struct {
 	// RequireSteady fails the benchmark when no steady state was observed,
 	// instead of reporting the transient with a warning.
 	RequireSteady bool
+	// SLO, when its Limit is set, judges a latency objective on the run:
+	// on response times with Gap.Open, on step latencies otherwise.
+	SLO SLO
+}
+
+// SLO is a latency objective: the Percentile-th percentile at most Limit,
+// judged from its distribution-free confidence bound at Confidence (pass:
+// the upper bound is within Limit; fail: the lower bound is over it;
+// otherwise undecided), never from the point estimate. The zero SLO judges
+// nothing.
+type SLO struct {
+	// Percentile is in (0, 100), e.g. 99.
+	Percentile float64
+	// Limit is the latency the percentile must not exceed; 0 turns the
+	// objective off.
+	Limit time.Duration
+	// Confidence is the level of the bound, in (0, 1); 0 means 0.95.
+	Confidence float64
+}
+
+func (o SLO) on() bool { return o.Limit > 0 }
+
+func (o SLO) objective() tail.Objective {
+	c := o.Confidence
+	if c == 0 {
+		c = 0.95
+	}
+	return tail.Objective{Q: o.Percentile / 100, Limit: float64(o.Limit), Confidence: c}
+}
+
+func (o SLO) validate(typ string) error {
+	switch {
+	case o.Limit < 0:
+		return fmt.Errorf("%s.SLO.Limit = %v: want > 0 (0 turns the objective off)", typ, o.Limit)
+	case !o.on():
+		return nil
+	case !(o.Percentile > 0 && o.Percentile < 100):
+		return fmt.Errorf("%s.SLO.Percentile = %v: want a percentile in (0, 100), e.g. 99", typ, o.Percentile)
+	case !(o.Confidence >= 0 && o.Confidence < 1):
+		return fmt.Errorf("%s.SLO.Confidence = %v: want a level in (0, 1), or 0 for 0.95", typ, o.Confidence)
+	}
+	return nil
 }
 
 // CompareConfig configures Compare. The zero CompareConfig is valid. Its
@@ -233,11 +276,12 @@ type settings struct {
 	budget        Budget
 	screen        Screen
 	requireSteady bool
+	slo           SLO // RunConfig only
 }
 
 func (c *RunConfig) settings() *settings {
 	return &settings{fn: "decodegap.Run", typ: "RunConfig", gap: c.Gap, warmup: c.Warmup, window: c.Window, seed: c.Seed,
-		parity: c.Parity, counters: c.Counters, trace: c.Trace, budget: c.Budget, screen: c.Screen, requireSteady: c.RequireSteady}
+		parity: c.Parity, counters: c.Counters, trace: c.Trace, budget: c.Budget, screen: c.Screen, requireSteady: c.RequireSteady, slo: c.SLO}
 }
 
 func (c *CompareConfig) settings() *settings {
@@ -306,6 +350,8 @@ func (c *RunConfig) validate() error {
 	switch {
 	case c.Sessions < 0:
 		return fmt.Errorf("RunConfig.Sessions = %d: want >= 0 (0 or 1: one session)", c.Sessions)
+	case c.SLO.validate("RunConfig") != nil:
+		return c.SLO.validate("RunConfig")
 	case c.Gap.Open && c.Sessions > 1:
 		return fmt.Errorf("RunConfig.Gap.Open with RunConfig.Sessions = %d: the open loop runs one session; run one instance per arrival stream", c.Sessions)
 	case c.Gap.Open && c.Null:

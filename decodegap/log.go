@@ -2,12 +2,15 @@ package decodegap
 
 import (
 	"fmt"
+	"io"
 	"math"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/gapbench/gapbench/decodegap/internal/slo"
 	"github.com/gapbench/gapbench/decodegap/internal/steady"
+	"github.com/gapbench/gapbench/decodegap/internal/tail"
 	"github.com/gapbench/gapbench/hostmon"
 	"github.com/gapbench/gapbench/internal/durfmt"
 )
@@ -61,6 +64,9 @@ func (res *result) logLines(s *settings) []string {
 		fmtNs(res.lat.mean), fmtNs(res.lat.p50), res.tails.words(res.lat), res.n-res.from, res.strideNote(), res.outlierNote()))
 	if res.open.on {
 		ls = append(ls, res.open.line())
+	}
+	if res.slo.on {
+		ls = append(ls, res.slo.line())
 	}
 	if g := res.gapLine(s.typ); g != "" {
 		ls = append(ls, g)
@@ -392,4 +398,65 @@ func (o *openResult) line() string {
 		s += fmt.Sprintf("; OVERLOADED: lateness grew from %s (first half) to %s (last tenth), so the arrivals outpace the step: raise RunConfig.Gap.Mean", fmtNs(o.lateFirst), fmtNs(o.lateLast))
 	}
 	return s
+}
+
+// line reports the objective's verdict with the bound it rests on, or, when
+// too few steps were recorded for a bound, the count a pass needs.
+func (o *sloResult) line() string {
+	name := pctName(o.obj.Q)
+	head := fmt.Sprintf("SLO %s %s ≤ %s (RunConfig.SLO, %.0f%% bound over %d steps): %s", o.of, name, fmtNs(o.obj.Limit), 100*o.obj.Confidence, o.j.N, o.j.Verdict)
+	switch o.j.Verdict {
+	case tail.Pass:
+		return head + fmt.Sprintf(": the upper bound %s is within the limit", fmtNs(o.j.Upper))
+	case tail.Fail:
+		return head + fmt.Sprintf(": the lower bound %s is over the limit", fmtNs(o.j.Lower))
+	}
+	if o.j.N < o.j.NeedPass {
+		return head + fmt.Sprintf(": %d steps bound no %s; a pass needs ≥ %d (raise -benchtime)", o.j.N, name, o.j.NeedPass)
+	}
+	return head + fmt.Sprintf(": the bounds %s–%s straddle the limit (more steps narrow them: raise -benchtime)", fmtNs(o.j.Lower), fmtNs(o.j.Upper))
+}
+
+// writeSearch prints SearchRate's search of benchmark bench, indented as
+// Compare's summary is (benchfmt skips indented lines).
+func writeSearch(w io.Writer, bench string, o SLO, r slo.Result) {
+	obj := o.objective()
+	fmt.Fprintf(w, "    --- decodegap.SearchRate: %s: response %s ≤ %s at %.0f%% confidence\n", bench, pctName(obj.Q), fmtNs(obj.Limit), 100*obj.Confidence)
+	switch {
+	case r.Rate == 0:
+		fmt.Fprintf(w, "    no probed rate passed (lowest probed %s/s): lower Rates.Start\n", fmtRate(r.Ceiling))
+	case r.Capped:
+		fmt.Fprintf(w, "    the cap passed: %s/s (Rates.Max); raise it to search above\n", fmtRate(r.Rate))
+	case math.IsInf(r.Ceiling, 1):
+		fmt.Fprintf(w, "    highest rate that passed: %s/s; no rate above it was probed\n", fmtRate(r.Rate))
+	default:
+		fmt.Fprintf(w, "    highest rate that passed: %s/s; lowest that did not: %s/s (%.1f%% apart)\n", fmtRate(r.Rate), fmtRate(r.Ceiling), 100*(r.Ceiling/r.Rate-1))
+	}
+	if r.Exhausted && r.Rate > 0 {
+		fmt.Fprintf(w, "    Rates.MaxProbes ran out before the bracket closed to Rates.Tolerance\n")
+	}
+	if r.Undecided > 0 {
+		fmt.Fprintf(w, "    %d %s undecided (the bound straddled the limit, or too few steps bound it: raise -benchtime); counted as not passing\n",
+			r.Undecided, plural(r.Undecided, "probe was", "probes were"))
+	}
+	for _, s := range r.Steps {
+		j := s.Judgement
+		switch j.Verdict {
+		case tail.Pass:
+			fmt.Fprintf(w, "    %s/s: pass (upper bound %s, %d steps)\n", fmtRate(s.Rate), fmtNs(j.Upper), j.N)
+		case tail.Fail:
+			fmt.Fprintf(w, "    %s/s: fail (lower bound %s, %d steps)\n", fmtRate(s.Rate), fmtNs(j.Lower), j.N)
+		default:
+			fmt.Fprintf(w, "    %s/s: undecided (%d steps; a pass needs ≥ %d)\n", fmtRate(s.Rate), j.N, j.NeedPass)
+		}
+	}
+}
+
+// fmtRate writes an arrival rate with four significant digits, never in
+// exponent form: 20000, 3125, 3.906.
+func fmtRate(r float64) string {
+	if r >= 1e4 {
+		return strconv.FormatFloat(math.Round(r), 'f', -1, 64)
+	}
+	return strconv.FormatFloat(r, 'g', 4, 64)
 }

@@ -103,6 +103,7 @@ func (m *openMode) run(r *runner) (int, error) {
 func (m *openMode) analyze(r *runner) *result {
 	res := r.analyzeSingle()
 	res.open = openStats(m.resp.lat, m.resp.gap)
+	res.slo = judgeSLO(r.s.slo, m.resp.lat, "response time")
 	if m.resp.count > 0 {
 		res.open.queueMean = float64(m.depthSum) / float64(m.resp.count)
 	}
@@ -181,4 +182,27 @@ func tailsOf(xs []int64) tails {
 		t[i] = tail.QuantileSorted(s, q, tailConfidence)
 	}
 	return t
+}
+
+// sloResult is RunConfig.SLO judged on a run's samples.
+type sloResult struct {
+	on  bool
+	obj tail.Objective
+	j   tail.Judgement
+	// of names what was judged: "response time" or "step latency".
+	of string
+}
+
+// judgeSLO judges o on xs (ns) when o is set.
+func judgeSLO(o SLO, xs []int64, of string) sloResult {
+	if !o.on() {
+		return sloResult{}
+	}
+	s := make([]float64, len(xs))
+	for i, x := range xs {
+		s[i] = float64(x)
+	}
+	slices.Sort(s)
+	obj := o.objective()
+	return sloResult{on: true, obj: obj, j: obj.Judge(s), of: of}
 }

@@ -33,6 +33,8 @@ type result struct {
 	tails tails
 	// open is the open loop's response times and queue (Gap.Open).
 	open openResult
+	// slo is RunConfig.SLO judged on the run, when set.
+	slo  sloResult
 	out  outliers // the steps that dominate the mean, if any
 	gap  gapStats
 	proc counterSpan // process counters over the span they cover
@@ -162,6 +164,7 @@ func (r *runner) newResult() *result {
 func (r *runner) fill(res *result, lat, gaps []int64, spanFrom int) {
 	res.lat = summarize(lat)
 	res.tails = tailsOf(lat)
+	res.slo = judgeSLO(r.s.slo, lat, "step latency")
 	res.out = findOutliers(lat, res.lat.p50)
 	g := summarize(gaps)
 	res.gap.mean, res.gap.p50 = g.mean, g.p50

@@ -73,7 +73,7 @@ type mode interface {
 
 // runMode is Run's frame around a mode: host, opens, parity, timer, loop,
 // analysis, trace and report.
-func runMode(b *testing.B, s *settings, open Opener, m mode) {
+func runMode(b *testing.B, s *settings, open Opener, m mode) *result {
 	b.Helper()
 	r := newRunner(s, b.N)
 	r.phases[phaseBefore] = selfTasks()
@@ -125,6 +125,7 @@ func runMode(b *testing.B, s *settings, open Opener, m mode) {
 		res.tracePaths = paths
 	}
 	publish(b, s, res, last)
+	return res
 }
 
 // closers closes, in reverse order, what Run opened.
