@@ -115,9 +115,6 @@ func Compare(b *testing.B, cfg CompareConfig, arms ...Arm) {
 		}
 		b.Fatalf("decodegap.Compare: %v", err)
 	}
-	last := c.res[len(p.procs)-1]
-	last[len(all)-1][c.rounds-1].summary = &compareSummary{lines: []string{
-		fmt.Sprintf("decodegap.Compare: the order and the verdicts are printed after the arms' lines (%d rounds run, -count = %d)", c.rounds, p.count)}}
 	c.replay(b)
 	writeSummary(summaryOut, c.bench, c.summary())
 }

@@ -143,7 +143,7 @@ func TestCompareInterleavesArmsAndReportsEachRound(t *testing.T) {
 	assert.Regexp(t, `(?m)^ +slow +p50-ns/op +slower +(1\.9\d\d|2\.0\d\d) `, out)
 	// Printed once, after the arms' lines, where benchstat skips it.
 	assert.Equal(t, 1, strings.Count(out, "--- decodegap.Compare: BenchmarkChild: order and verdicts"))
-	assert.Contains(t, out, "decodegap.Compare: the order and the verdicts are printed after the arms' lines (6 rounds run, -count = 6)")
+	assert.Contains(t, out, "round 6 of 6 at GOMAXPROCS 1 (decodegap.Compare: the order and the verdicts follow the last arm's lines)")
 	assert.NotContains(t, out, "opened while another was still open")
 	assert.Equal(t, 1, strings.Count(out, "parity checked"), "CompareConfig.Parity runs once, before the rounds")
 	// Progress: one line per block on stderr, between blocks.

@@ -53,11 +53,8 @@ func publish(b reporter, s *settings, res *result, log bool) {
 // logLines returns the log, at most nine lines: testing keeps ten.
 func (res *result) logLines(s *settings) []string {
 	var ls []string
-	if res.summary != nil {
-		ls = append(ls, res.summary.lines...)
-	}
 	if res.rounds > 0 {
-		ls = append(ls, fmt.Sprintf("round %d of %d at GOMAXPROCS %d (decodegap.Compare: the order and the verdicts head the last arm's last log)", res.round, res.rounds, res.procs))
+		ls = append(ls, fmt.Sprintf("round %d of %d at GOMAXPROCS %d (decodegap.Compare: the order and the verdicts follow the last arm's lines)", res.round, res.rounds, res.procs))
 	}
 	ls = append(ls, res.steadyLine(s.typ))
 	ls = append(ls, fmt.Sprintf("step: mean %s, p50 %s, %s over %d iterations%s%s",

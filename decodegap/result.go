@@ -56,8 +56,6 @@ type result struct {
 	round, rounds, procs int
 	// tracePaths are the trace files written, if any.
 	tracePaths []string
-	// summary is Compare's order and verdicts, on the last block printed.
-	summary *compareSummary
 }
 
 // latency is a latency distribution's summary (ns).

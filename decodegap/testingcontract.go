@@ -32,6 +32,10 @@ import (
 // nothing is printed for rounds not run. With several -cpu values every
 // setting runs -count rounds (testing's -count is one number for all).
 //
+// With -benchtime=D (a duration) testing ramps b.N of the replaying calls
+// up to 1e9, so its iteration column shows that N, not the block size:
+// use -benchtime=Nx.
+//
 // The order used and the verdict table (internal/verdicttext) are printed
 // once, on stdout after every arm's lines, each line indented so that
 // benchfmt and benchstat skip it: testing would keep only ten lines of the

@@ -81,8 +81,7 @@ func unshared(blocks ...*result) bool {
 	return n > 0 && n < len(blocks)
 }
 
-// compareSummary is lines of Compare's own: the order used and the
-// verdicts, or the note in the last arm's last log that points at them.
+// compareSummary is Compare's own lines: the order used and the verdicts.
 type compareSummary struct{ lines []string }
 
 // summaryOut is where the order and the verdicts go: stdout, after the
