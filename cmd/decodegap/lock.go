@@ -23,12 +23,15 @@ func init() {
 const lockUsage = `usage: decodegap lock [-path P] [-timeout D] -- CMD [ARGS...]
 
 Takes the host lock (an exclusive flock on P; while another process holds it,
-says which and waits), runs CMD with ARGS, releases the lock and exits with
-CMD's exit status. A holder that died has released the lock already: its
-successor takes over. 'decodegap interleave' takes the same lock.
+says which and waits), runs CMD with ARGS in its own process group, releases
+the lock and exits with CMD's exit status. SIGINT and SIGTERM sent to
+decodegap lock (Ctrl-C at the terminal) are passed on to CMD's process group;
+CMD decides what to do, and the lock is released when it exits. A holder that
+died has released the lock already: its successor takes over.
+'decodegap interleave' takes the same lock.
 
-Exit status: CMD's; 1 when the lock could not be taken (within -timeout) or
-CMD could not start; 2 for bad usage.
+Exit status: CMD's (128+N when a signal N ended it); 1 when the lock could
+not be taken (within -timeout) or CMD could not start; 2 for bad usage.
 
 flags:
 `
@@ -58,14 +61,31 @@ func runLock(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer l.Unlock()
-	stop() // from here, signals go to the command as well as to us
+	// From here SIGINT and SIGTERM go to the command: caught (not
+	// ignored, which the command would inherit across exec) and passed on
+	// to its process group.
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	stop()
 	cmd := exec.Command(fl.Arg(0), fl.Args()[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, stdout, stderr
-	// Ignore the terminal's interrupt while the command runs: it gets it
-	// too and decides; the lock is released when it exits.
-	signal.Ignore(syscall.SIGINT)
-	defer signal.Reset(syscall.SIGINT)
-	err = cmd.Run()
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		fmt.Fprintf(stderr, "decodegap lock: %v\n", err)
+		return 1
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	for {
+		select {
+		case sig := <-sigs:
+			_ = syscall.Kill(-cmd.Process.Pid, sig.(syscall.Signal))
+			continue
+		case err = <-done:
+		}
+		break
+	}
 	var exit *exec.ExitError
 	switch {
 	case errors.As(err, &exit):

@@ -1,12 +1,18 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -46,4 +52,52 @@ func TestLockCommandErrors(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "host.lock")
 	assert.Equal(t, 1, dispatch([]string{"lock", "-path", path, "--", "/no/such/command"}, &out, &errb))
 	assert.Contains(t, errb.String(), "decodegap lock: fork/exec /no/such/command: no such file or directory")
+}
+
+// The command does not inherit an ignored SIGINT: SigIgn's bit for signal 2
+// is clear in its /proc/self/status.
+func TestLockCommandDoesNotIgnoreInterrupt(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "host.lock")
+	var out, errb bytes.Buffer
+	require.Equal(t, 0, dispatch([]string{"lock", "-path", path, "--", "grep", "SigIgn", "/proc/self/status"}, &out, &errb), errb.String())
+	f := strings.Fields(out.String())
+	require.Len(t, f, 2, out.String())
+	mask, err := strconv.ParseUint(f[1], 16, 64)
+	require.NoError(t, err)
+	assert.Zero(t, mask&(1<<(int(syscall.SIGINT)-1)), "SIGINT is ignored in the command: SigIgn %s", f[1])
+}
+
+// SIGINT and SIGTERM to decodegap lock reach the command's process group,
+// and decodegap lock exits with the command's status, releasing the lock.
+func TestLockCommandForwardsSignals(t *testing.T) {
+	bin := buildDecodegap(t)
+	for _, c := range []struct {
+		sig    syscall.Signal
+		script string
+		code   int
+	}{
+		{syscall.SIGINT, "echo ready >&2; exec sleep 300", 130},
+		{syscall.SIGTERM, `trap 'echo got TERM >&2; exit 7' TERM; echo ready >&2; while :; do sleep 0.05; done`, 7},
+	} {
+		path := filepath.Join(t.TempDir(), "host.lock")
+		cmd := exec.Command(bin, "lock", "-path", path, "--", "sh", "-c", c.script)
+		stderr, err := cmd.StderrPipe()
+		require.NoError(t, err)
+		require.NoError(t, cmd.Start())
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() && sc.Text() != "ready" {
+		}
+		require.NoError(t, cmd.Process.Signal(c.sig))
+		timer := time.AfterFunc(10*time.Second, func() { _ = cmd.Process.Kill() })
+		rest, _ := io.ReadAll(stderr)
+		err = cmd.Wait()
+		timer.Stop()
+		var ee *exec.ExitError
+		require.ErrorAs(t, err, &ee, "%v: %s", c.sig, rest)
+		assert.Equal(t, c.code, ee.ExitCode(), "%v: %s", c.sig, rest)
+		if c.sig == syscall.SIGTERM {
+			assert.Contains(t, string(rest), "got TERM")
+		}
+		assert.Equal(t, hostmon.Holder{}, hostmon.ReadHolder(path), "released after the command")
+	}
 }
