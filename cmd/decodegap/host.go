@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"path/filepath"
 	"text/tabwriter"
 	"time"
@@ -70,6 +71,10 @@ func runHost(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "decodegap host: -for %v: the sample needs a positive duration\n", *dur)
 		return 2
 	}
+	if *n < 1 {
+		fmt.Fprintf(stderr, "decodegap host: -n %d: the budget needs at least 1 core\n", *n)
+		return 2
+	}
 	ctx, stop := interruptible(0)
 	defer stop()
 
@@ -126,10 +131,17 @@ func runHost(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
+// userHZ is the /proc/stat clock tick rate (USER_HZ), 100 on Linux.
+const userHZ = 100
+
 // printSpan prints the contention figures of a span, one a line, and the
 // verdict.
 func printSpan(w io.Writer, sp hostmon.Span, dur time.Duration) {
-	fmt.Fprintf(w, "contention over %v on the budget (this command's own CPU time left out of foreign):\n", dur)
+	over := dur.String()
+	if sp.Seconds > 0 {
+		over = fmt.Sprintf("%.2fs", sp.Seconds)
+	}
+	fmt.Fprintf(w, "contention over %s on the budget (this command's own CPU time left out of foreign):\n", over)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	row := func(name string, f hostmon.Figure, note string) {
 		if note != "" && f.Available() {
@@ -154,7 +166,10 @@ func printSpan(w io.Writer, sp hostmon.Span, dur time.Duration) {
 	row("cgroup throttled", sp.ThrottledPct, "")
 	tw.Flush()
 	if sp.ResolutionPct > 0 {
-		fmt.Fprintf(w, "(percentages from /proc/stat are whole clock ticks: one tick = %.1f%% here; sample longer with -for for finer figures)\n", sp.ResolutionPct)
+		// ResolutionPct is 100 / ticks counted (all CPUs of the budget).
+		ticks := math.Round(100 / sp.ResolutionPct)
+		fmt.Fprintf(w, "(percentages from /proc/stat count whole clock ticks: it counted %.0f ticks (%.2f CPU-seconds) on %s in these %s, so one tick = %.1f%%; sample longer with -for for finer figures)\n",
+			ticks, ticks/userHZ, on, over, sp.ResolutionPct)
 	}
 	fmt.Fprintf(w, "verdict: %s\n", sp.Screen(hostmon.Thresholds{}))
 }

@@ -3,8 +3,11 @@ package main
 import (
 	"bytes"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
+
+	"github.com/gapbench/gapbench/hostmon"
 )
 
 func TestHostFixtureEPYC32(t *testing.T) {
@@ -38,7 +41,7 @@ func TestHostLive(t *testing.T) {
 	s := out.String()
 	t.Log(s)
 	assert.Contains(t, s, "budget for -n 1 (deterministic order): CPU ")
-	assert.Contains(t, s, "contention over 200ms on the budget")
+	assert.Regexp(t, `contention over 0\.2\ds on the budget`, s)
 	assert.Regexp(t, `verdict: (clean|contended: )`, s)
 }
 
@@ -51,9 +54,28 @@ func TestHostErrors(t *testing.T) {
 	assert.Equal(t, 2, dispatch([]string{"host", "-for", "0s"}, &out, &errb))
 	assert.Contains(t, errb.String(), "-for 0s: the sample needs a positive duration")
 
+	for _, n := range []string{"0", "-1"} {
+		errb.Reset()
+		assert.Equal(t, 2, dispatch([]string{"host", "-root", "../../hostmon/testdata/vm2", "-n", n}, &out, &errb), "-n %s is a usage error", n)
+		assert.Equal(t, "decodegap host: -n "+n+": the budget needs at least 1 core\n", errb.String())
+	}
+
 	errb.Reset()
 	assert.Equal(t, 2, dispatch([]string{"host", "extra"}, &out, &errb))
 	assert.Contains(t, errb.String(), `unexpected argument "extra"`)
 	assert.Contains(t, errb.String(), "usage: decodegap host")
 	assert.NotContains(t, errb.String(), "-root", "the fixture flag stays hidden")
+}
+
+// The resolution line's numbers agree with each other and with the span's
+// length: a 1 s sample in which /proc/stat counted 70 ticks on one CPU
+// (the kernel counts idle time lazily) makes one tick 1.4%, and the line
+// says so rather than implying 100 ticks.
+func TestHostResolutionLine(t *testing.T) {
+	var b bytes.Buffer
+	sp := hostmon.Span{Seconds: 1.0, CPUs: hostmon.NewCPUSet(1), ResolutionPct: 100.0 / 70}
+	printSpan(&b, sp, time.Second)
+	s := b.String()
+	assert.Contains(t, s, "contention over 1.00s on the budget")
+	assert.Contains(t, s, "(percentages from /proc/stat count whole clock ticks: it counted 70 ticks (0.70 CPU-seconds) on CPU 1 in these 1.00s, so one tick = 1.4%; sample longer with -for for finer figures)\n")
 }

@@ -47,7 +47,7 @@ func runSpin(args []string, stdout, stderr io.Writer) int {
 		fl.Usage()
 		return 2
 	}
-	if *duty < 0 || *duty > 100 || *dur < 0 {
+	if !(*duty >= 0 && *duty <= 100) || *dur < 0 {
 		fmt.Fprintf(stderr, "decodegap spin: -duty %g must be within 0–100 and -for %v not negative\n", *duty, *dur)
 		return 2
 	}

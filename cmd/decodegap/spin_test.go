@@ -24,6 +24,12 @@ func TestSpinCommandErrors(t *testing.T) {
 	assert.Equal(t, 2, dispatch([]string{"spin", "-cpu", "0", "-duty", "150"}, &out, &errb))
 	assert.Contains(t, errb.String(), "-duty 150 must be within 0–100")
 
+	for _, d := range []string{"NaN", "-1", "+Inf"} {
+		errb.Reset()
+		assert.Equal(t, 2, dispatch([]string{"spin", "-cpu", "0", "-duty", d, "-for", "10ms"}, &out, &errb), "-duty %s", d)
+		assert.Contains(t, errb.String(), "decodegap spin: -duty "+d+" must be within 0–100", "-duty %s", d)
+	}
+
 	errb.Reset()
 	assert.Equal(t, 1, dispatch([]string{"spin", "-cpu", "1023", "-for", "10ms"}, &out, &errb))
 	assert.Contains(t, errb.String(), "decodegap spin: hostmon: cannot spin on CPU 1023: invalid argument")
