@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 )
 
@@ -94,6 +95,9 @@ func read(r io.Reader, file string) (*Trace, error) {
 			if h.Stride < 1 {
 				return nil, fail("header: stride = %d, want >= 1", h.Stride)
 			}
+			if h.Samples > 0 && h.Stride > math.MaxInt/h.Samples {
+				return nil, fail("header: %d samples at stride %d: the iteration count overflows", h.Samples, h.Stride)
+			}
 			samples = h.Samples
 			t.Header = h.Header
 			t.Header.Iterations = t.Header.iterations(samples)
@@ -102,6 +106,12 @@ func read(r io.Reader, file string) (*Trace, error) {
 			var wb wireBoundary
 			if err := json.Unmarshal(b, &wb); err != nil {
 				return nil, fail("boundary: %v", err)
+			}
+			if wb.TimeNs < 0 {
+				return nil, fail("boundary: time_ns = %d: a time since the start cannot be negative", wb.TimeNs)
+			}
+			if n := len(t.Boundaries); n > 0 && wb.TimeNs < t.Boundaries[n-1].TimeNs {
+				return nil, fail("boundary: time_ns = %d is before the previous boundary's %d: want nondecreasing times", wb.TimeNs, t.Boundaries[n-1].TimeNs)
 			}
 			t.Boundaries = append(t.Boundaries, wb.Boundary)
 		case kindSamples:
@@ -126,6 +136,16 @@ func read(r io.Reader, file string) (*Trace, error) {
 				return nil, fail("samples: gap_ns or requested_ns present in some chunks and absent in others")
 			}
 			gapCols = cols
+			for _, col := range []struct {
+				name string
+				v    []int64
+			}{{"latency_ns", s.Latency}, {"gap_ns", s.Gap}, {"requested_ns", s.Requested}} {
+				for i, x := range col.v {
+					if x < 0 {
+						return nil, fail("samples: %s[%d] = %d (sample %d): a duration cannot be negative", col.name, i, x, len(t.Latency)+i)
+					}
+				}
+			}
 			if len(t.Latency)+len(s.Latency) > samples {
 				return nil, fail("samples run past the header's %d", samples)
 			}

@@ -102,7 +102,7 @@ func TestRoundTripManyChunks(t *testing.T) {
 	tr := &Trace{Header: Header{Benchmark: "B", Start: time.Unix(0, 0).UTC(), Stride: 1, Iterations: n, Steady: Steady{Start: -1}}}
 	for i := range n {
 		tr.Latency = append(tr.Latency, int64(i)*1000+math.MaxInt32)
-		tr.Gap = append(tr.Gap, -int64(i)) // negative: a step that started early still round-trips
+		tr.Gap = append(tr.Gap, int64(i)) // from 0: a step that started at once still round-trips
 		tr.Requested = append(tr.Requested, math.MaxInt64-int64(i))
 	}
 	var buf bytes.Buffer
