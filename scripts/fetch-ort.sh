@@ -20,7 +20,9 @@
 #
 # Idempotent: when both files are present with the right checksums it only
 # verifies them and prints one line. A cached file with a wrong checksum is
-# fetched again; a freshly fetched file with a wrong checksum is an error.
+# removed and fetched again; a freshly fetched file with a wrong checksum is
+# an error, and is never installed. decodegap/ort checks the same checksums
+# before it loads anything.
 set -euo pipefail
 
 ORT_VERSION=1.30.0
@@ -72,12 +74,16 @@ fetch() {
 		if sha_ok "$dest" "$want"; then
 			return 0
 		fi
-		echo "fetch-ort.sh: $dest has the wrong SHA-256; fetching it again" >&2
+		# Never leave a damaged file where the library loader finds it
+		# (a truncated shared library crashes the process that maps it).
+		rm -f "$dest"
+		echo "fetch-ort.sh: $dest has the wrong SHA-256; removed it, fetching it again" >&2
 	fi
 	echo "fetch-ort.sh: fetching $package (npm pack, no install scripts)"
 	local dir="$tmp/$(echo "$package" | tr '/@' '__')"
 	mkdir -p "$dir"
-	(cd "$dir" && npm pack --ignore-scripts --silent "$package" >"$dir/pack.log" 2>&1) ||
+	# npm's own messages go to pack.log, shown when it fails.
+	(cd "$dir" && npm pack --ignore-scripts "$package" >"$dir/pack.log" 2>&1) ||
 		die "'npm pack $package' failed:
 $(tail -n 20 "$dir/pack.log")
 Check that npm can reach its registry ('npm ping', 'npm config get registry'), then run 'make deps' again."

@@ -44,6 +44,8 @@ func Init(library string) error {
 		library = parts.Library
 	} else if !isFile(library) {
 		return &MissingError{Part: "ONNX Runtime library", Path: library, Var: LibraryEnv}
+	} else if err := checkPart(library, partLibrary, false, ""); err != nil {
+		return err
 	}
 	ort.SetSharedLibraryPath(library)
 	if err := ort.InitializeEnvironment(ort.WithLogLevelError()); err != nil {

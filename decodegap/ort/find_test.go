@@ -18,6 +18,13 @@ func writeFile(t *testing.T, path string) {
 	require.NoError(t, os.WriteFile(path, []byte("x"), 0o644))
 }
 
+// locateAll is find without the checks of the files found: these tests
+// place stand-in files.
+func locateAll(getenv func(string) string, dir string) (Parts, error) {
+	p, errLib, errModel := locateEach(getenv, dir)
+	return p, errors.Join(errLib, errModel)
+}
+
 func envOf(m map[string]string) func(string) string {
 	return func(k string) string { return m[k] }
 }
@@ -30,7 +37,7 @@ func TestFindUsesCacheAtModuleRoot(t *testing.T) {
 	deep := filepath.Join(root, "examples", "vad")
 	require.NoError(t, os.MkdirAll(deep, 0o755))
 
-	parts, err := find(envOf(nil), deep)
+	parts, err := locateAll(envOf(nil), deep)
 	require.NoError(t, err)
 	assert.Equal(t, filepath.Join(root, ".cache", cacheLibrary), parts.Library)
 	assert.Equal(t, filepath.Join(root, ".cache", cacheModel), parts.Model)
@@ -42,7 +49,7 @@ func TestFindCacheEnvOverridesModuleRoot(t *testing.T) {
 	writeFile(t, filepath.Join(cache, cacheLibrary))
 	writeFile(t, filepath.Join(cache, cacheModel))
 
-	parts, err := find(envOf(map[string]string{CacheEnv: cache}), root)
+	parts, err := locateAll(envOf(map[string]string{CacheEnv: cache}), root)
 	require.NoError(t, err)
 	assert.Equal(t, filepath.Join(cache, cacheLibrary), parts.Library)
 	assert.Equal(t, filepath.Join(cache, cacheModel), parts.Model)
@@ -54,7 +61,7 @@ func TestFindEnvNamesFiles(t *testing.T) {
 	writeFile(t, lib)
 	writeFile(t, model)
 
-	parts, err := find(envOf(map[string]string{LibraryEnv: lib, ModelEnv: model}), "")
+	parts, err := locateAll(envOf(map[string]string{LibraryEnv: lib, ModelEnv: model}), "")
 	require.NoError(t, err)
 	assert.Equal(t, Parts{Library: lib, Model: model}, parts)
 }
@@ -66,7 +73,7 @@ func TestFindEnvNamingMissingFileDoesNotFallBack(t *testing.T) {
 	writeFile(t, filepath.Join(root, ".cache", cacheModel))
 	gone := filepath.Join(root, "nope.so")
 
-	parts, err := find(envOf(map[string]string{LibraryEnv: gone}), root)
+	parts, err := locateAll(envOf(map[string]string{LibraryEnv: gone}), root)
 	var me *MissingError
 	require.ErrorAs(t, err, &me)
 	assert.Equal(t, LibraryEnv, me.Env)
@@ -79,7 +86,7 @@ func TestFindMissingCacheSaysWhatToRun(t *testing.T) {
 	root := t.TempDir()
 	writeFile(t, filepath.Join(root, "go.mod"))
 
-	_, err := find(envOf(nil), root)
+	_, err := locateAll(envOf(nil), root)
 	require.Error(t, err)
 	want := fmt.Sprintf("ONNX Runtime library not found at %s: run `make deps` (or `bash scripts/fetch-ort.sh`) at the repository root, or set ONNXRUNTIME_LIB\n"+
 		"Silero VAD model not found at %s: run `make deps` (or `bash scripts/fetch-ort.sh`) at the repository root, or set GAPBENCH_VAD_MODEL",
@@ -88,7 +95,7 @@ func TestFindMissingCacheSaysWhatToRun(t *testing.T) {
 }
 
 func TestFindWithoutModuleOrEnv(t *testing.T) {
-	_, err := find(envOf(nil), "")
+	_, err := locateAll(envOf(nil), "")
 	var me *MissingError
 	require.ErrorAs(t, err, &me)
 	assert.Contains(t, err.Error(), "ONNX Runtime library not found: ONNXRUNTIME_LIB is unset and there is no go.mod above the working directory to find the cache; set ONNXRUNTIME_LIB (or GAPBENCH_CACHE to the folder `bash scripts/fetch-ort.sh` filled)")
@@ -99,7 +106,7 @@ func TestFindIgnoresEmptyFiles(t *testing.T) {
 	dir := t.TempDir()
 	empty := filepath.Join(dir, "empty.so")
 	require.NoError(t, os.WriteFile(empty, nil, 0o644))
-	_, err := find(envOf(map[string]string{LibraryEnv: empty, ModelEnv: dir}), "")
+	_, err := locateAll(envOf(map[string]string{LibraryEnv: empty, ModelEnv: dir}), "")
 	assert.ErrorContains(t, err, "ONNXRUNTIME_LIB="+empty+" names no file")
 	assert.ErrorContains(t, err, "GAPBENCH_VAD_MODEL="+dir+" names no file", "a directory is not a model")
 }
