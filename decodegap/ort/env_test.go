@@ -38,7 +38,7 @@ func TestInitErrors(t *testing.T) {
 	bad := filepath.Join(dir, "libonnxruntime.so.1")
 	require.NoError(t, os.WriteFile(bad, []byte("not a library"), 0o644))
 	out := initInChild(t, bad)
-	assert.Contains(t, out, "loading ONNX Runtime from "+bad+": ")
+	assert.Contains(t, out, "ONNX Runtime library at "+bad+" (13 bytes) is not a whole shared library (EOF), so it was not loaded")
 	assert.Contains(t, out, "(it must be libonnxruntime.so.1 from ONNX Runtime 1.30.0 for linux/x64: run `make deps`, or set ONNXRUNTIME_LIB)")
 
 	gone := filepath.Join(dir, "missing.so")

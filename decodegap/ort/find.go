@@ -115,8 +115,8 @@ func (e *CorruptError) Error() string {
 			e.Part, e.Path, e.Size, e.Got, e.Want, InstallCommand)
 	}
 	if e.Env == "" {
-		return fmt.Sprintf("%s at %s (%d bytes) is not a whole shared library (%v), so it was not loaded: give a complete libonnxruntime.so.1",
-			e.Part, e.Path, e.Size, e.Err)
+		return fmt.Sprintf("%s at %s (%d bytes) is not a whole shared library (%v), so it was not loaded (it must be libonnxruntime.so.1 from ONNX Runtime 1.30.0 for linux/x64: run `%s`, or set %s)",
+			e.Part, e.Path, e.Size, e.Err, InstallCommand, LibraryEnv)
 	}
 	return fmt.Sprintf("%s at %s (%d bytes, named by %s) is not a whole shared library (%v), so it was not loaded: point %s at a complete libonnxruntime.so.1, or unset it to use the cache that `%s` fills",
 		e.Part, e.Path, e.Size, e.Env, e.Err, e.Env, InstallCommand)
