@@ -19,6 +19,8 @@ import (
 	"github.com/gapbench/gapbench/decodegap/ort"
 	"github.com/gapbench/gapbench/hostmon"
 	"github.com/gapbench/gapbench/interleave"
+	"github.com/gapbench/gapbench/nullband"
+	"golang.org/x/perf/benchfmt"
 )
 
 func init() {
@@ -91,6 +93,8 @@ type ortFlags struct {
 	cpus       string
 	benchtime  string
 	rounds     int
+	until      bool
+	maxRounds  int
 	parity     int
 	tol        string
 	tolOutputs repeated
@@ -154,6 +158,8 @@ func runORT(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&f.cpus, "cpus", "", "confine each block to these logical CPUs, `LIST` like 0,2-3 (RunConfig.Budget.CPUs); wins over -cores")
 	fs.StringVar(&f.benchtime, "benchtime", "600x", "steps per block (`Nx`), or a duration (2s) as go test reads it")
 	fs.IntVar(&f.rounds, "rounds", 10, "number of `rounds`")
+	fs.BoolVar(&f.until, "until-decided", false, "run rounds until every judged metric is decided (faster, slower or equivalent), at most -max-rounds; the test accounts for the repeated looks")
+	fs.IntVar(&f.maxRounds, "max-rounds", 0, "with -until-decided, the most `rounds` to run")
 	fs.IntVar(&f.parity, "parity", 32, "`steps` of the parity check of every arm against the first (0: none)")
 	fs.StringVar(&f.tol, "tol", "1e-5,1e-4", "parity tolerance `ABS,REL`: |cand−ref| ≤ ABS + REL×|ref|")
 	fs.Var(&f.tolOutputs, "tol-output", "one output's parity tolerance, `OUTPUT=ABS,REL`; repeatable")
@@ -192,8 +198,20 @@ func runORT(args []string, stdout, stderr io.Writer) int {
 	if len(f.arms) == 0 {
 		return usageErr("give at least one -arm (the base), e.g. -arm intra=1 -arm intra=2,spin=off; with one arm the run is an A/A check against the null arm")
 	}
-	if f.rounds < 1 {
-		return usageErr("-rounds %d: need at least 1 (6 or more for a verdict)", f.rounds)
+	set := map[string]bool{}
+	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
+	switch {
+	case f.until && set["rounds"]:
+		return usageErr("-rounds with -until-decided: give the most rounds with -max-rounds")
+	case f.until && (f.maxRounds < 6 || f.maxRounds > maxRounds):
+		return usageErr("-max-rounds %d: need 6 to %d with -until-decided (6 rounds give the first 95%% CI)", f.maxRounds, maxRounds)
+	case !f.until && set["max-rounds"]:
+		return usageErr("-max-rounds %d without -until-decided: use -rounds for a fixed number of rounds", f.maxRounds)
+	case f.rounds < 1 || f.rounds > maxRounds:
+		return usageErr("-rounds %d: need 1 to %d (6 or more for a verdict)", f.rounds, maxRounds)
+	}
+	if f.until {
+		f.rounds = f.maxRounds
 	}
 	if _, err := gapKind(f.gapKind); err != nil {
 		return usageErr("%v", err)
@@ -309,8 +327,29 @@ func runORT(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stderr, "decodegap ort: %d blocks (%d arms + null × %d rounds, seed %d) into %s; block logs in %s\n",
 		plan.Runs(), len(arms), f.rounds, f.seed, f.out, logPath)
 
+	jf := interleaveFlags{out: f.out, units: f.units, null: "null", delta: f.delta, untilDecided: f.until, maxRounds: f.maxRounds}
+	var written []*benchfmt.Result // every result written, for -until-decided
+	decidedAt := 0
 	runner := &interleave.Runner{Plan: plan, Out: file, Progress: stderr,
-		Env: append(os.Environ(), ortLogEnv+"="+logPath)}
+		Env: append(os.Environ(), ortLogEnv+"="+logPath),
+		OnRun: func(r interleave.Run) bool {
+			written = append(written, r.Results...)
+			if !f.until || r.Pos < len(iarms) {
+				return false
+			}
+			// The end of a round: stop when every verdict is decided.
+			rows, err := judgeResults(jf, names, written)
+			if err != nil || len(rows) == 0 {
+				return false
+			}
+			for _, row := range rows {
+				if row.Verdict.Outcome == nullband.Undecided {
+					return false
+				}
+			}
+			decidedAt = r.Round
+			return true
+		}}
 	if f.screen {
 		if sc, why := newScreener(); sc != nil {
 			runner.Screener = sc
@@ -341,8 +380,15 @@ func runORT(args []string, stdout, stderr io.Writer) int {
 	if len(runs) == 0 {
 		return status
 	}
+	if f.until && status == 0 {
+		if decidedAt > 0 {
+			fmt.Fprintf(stderr, "decodegap ort: every verdict decided after %d of at most %d rounds (-max-rounds)\n", decidedAt, f.maxRounds)
+		} else {
+			fmt.Fprintf(stderr, "decodegap ort: not every verdict decided within -max-rounds %d\n", f.maxRounds)
+		}
+	}
 	printCensus(stdout, logPath, names)
-	if err := judgeFile(interleaveFlags{out: f.out, units: f.units, null: "null", delta: f.delta}, names, stdout); err != nil {
+	if err := judgeFile(jf, names, stdout); err != nil {
 		fmt.Fprintf(stderr, "decodegap ort: %v\n", err)
 		if status == 0 {
 			status = 1
