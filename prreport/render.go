@@ -9,11 +9,16 @@ import (
 
 	"golang.org/x/perf/benchunit"
 
+	"github.com/gapbench/gapbench/internal/verdicttext"
 	"github.com/gapbench/gapbench/nullband"
 )
 
 // The words of the report live in this file: WriteMarkdown and WriteText
-// share every phrase and differ only in layout.
+// share every phrase and differ only in layout. Below the report's own
+// table (base, head, change and verdict, the columns a pull request
+// needs), both append internal/verdicttext's table of the same rows, the
+// one place where a verdict's reasons and quarantined rounds are worded;
+// Markdown folds it into a <details> block.
 
 // WriteMarkdown writes the report as GitHub-flavoured Markdown for a pull
 // request comment: a title with the summary, the table, the guarantee and
@@ -36,8 +41,30 @@ func WriteMarkdown(w io.Writer, r Report, fail *FailOn) error {
 	for _, l := range notes(r, fail) {
 		b.WriteString(l + "\n\n")
 	}
+	if d, err := details(r); err != nil {
+		return err
+	} else if d != "" {
+		b.WriteString("<details><summary>Verdict details: each row's test, the reasons, the quarantined rounds</summary>\n\n```text\n" + d + "```\n\n</details>\n")
+	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// details is internal/verdicttext's table of the rows, with each distinct
+// reason in words and the quarantined rounds; "" without rows.
+func details(r Report) (string, error) {
+	if len(r.Rows) == 0 {
+		return "", nil
+	}
+	rows := make([]verdicttext.Row, len(r.Rows))
+	for i, x := range r.Rows {
+		rows[i] = verdicttext.Row{Bench: shortPkg(x.Pkg) + "." + x.Benchmark, Arm: ArmHead, Metric: x.Unit, Verdict: x.Verdict}
+	}
+	n := r.Names
+	n.Base, n.Null = ArmBase, ArmNull
+	var b strings.Builder
+	err := verdicttext.Write(&b, rows, n)
+	return b.String(), err
 }
 
 // WriteText writes the report as plain text: the same lines as
@@ -62,7 +89,11 @@ func WriteText(w io.Writer, r Report, fail *FailOn) error {
 			return err
 		}
 	}
-	return nil
+	d, err := details(r)
+	if err == nil && d != "" {
+		_, err = io.WriteString(w, "\nverdict details:\n"+d)
+	}
+	return err
 }
 
 // summary is the one line: "2 slower, 1 faster, 55 equivalent within ±2%,
@@ -106,9 +137,6 @@ func notes(r Report, fail *FailOn) []string {
 		} else {
 			out = append(out, "Undecided rows never fail the check.")
 		}
-	}
-	if rs := reasons(r.Rows); len(rs) > 0 {
-		out = append(out, "Reasons: "+strings.Join(rs, "; ")+".")
 	}
 	out = append(out, hostLine(r))
 	for _, u := range r.Unjudged {
@@ -238,29 +266,6 @@ func roundsToDecide(rows []Row) int {
 	}
 	return n
 }
-
-// reasons lists each distinct reason once, with the rows it applies to
-// when fewer than all.
-func reasons(rows []Row) []string {
-	var order []nullband.Reason
-	count := map[nullband.Reason]int{}
-	for _, r := range rows {
-		for _, x := range r.Verdict.Reasons {
-			if count[x] == 0 {
-				order = append(order, x)
-			}
-			count[x]++
-		}
-	}
-	out := make([]string, len(order))
-	for i, x := range order {
-		out[i] = fmt.Sprintf("%s (%d of %d rows)", reasonWords(x), count[x], len(rows))
-	}
-	return out
-}
-
-// reasonWords is the phrase for a reason.
-func reasonWords(x nullband.Reason) string { return x.String() }
 
 func hostLine(r Report) string {
 	h := r.Host

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gapbench/gapbench/internal/verdicttext"
 	"github.com/gapbench/gapbench/nullband"
 )
 
@@ -93,6 +94,9 @@ type Report struct {
 	MaxRounds       int
 	// Host is the machine and its weather.
 	Host Host
+	// Names are the settings the verdict details name (internal/verdicttext;
+	// Base and Null are set by the renderer).
+	Names verdicttext.Names
 }
 
 // JudgeJobs judges every row of every job as one family (nullband's

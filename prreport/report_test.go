@@ -14,13 +14,15 @@ import (
 	"golang.org/x/perf/benchfmt"
 	"golang.org/x/perf/benchmath"
 
+	"github.com/gapbench/gapbench/interleave"
+	"github.com/gapbench/gapbench/internal/verdicttext"
 	"github.com/gapbench/gapbench/nullband"
 	"github.com/gapbench/gapbench/nullband/sim"
 )
 
 func row(name string, o nullband.Outcome, ratio, lo, hi, mde float64) Row {
 	return Row{Pkg: "example.com/m/p", Benchmark: name, Unit: "sec/op", Level: 0.99, Verdict: nullband.Verdict{
-		Outcome: o, Ratio: ratio, Lo: lo, Hi: hi, MDE: mde, Used: 12, Quarantined: 0, RoundsToDecide: 0,
+		Outcome: o, Ratio: ratio, Lo: lo, Hi: hi, MDE: mde, Used: 12, Quarantined: 0, RoundsToDecide: 0, Confidence: 0.99, Delta: 0.02,
 		Base: benchmath.Summary{Center: 1e-6}, Candidate: benchmath.Summary{Center: 1e-6 * ratio}}}
 }
 
@@ -39,6 +41,7 @@ func testReport() Report {
 	return Report{
 		Base: Side{Ref: "main", Commit: "0123456789abcdef0123456789abcdef01234567"}, Head: Side{Dirty: true},
 		Rows: rows, Alpha: 0.05, Delta: 0.02, Budget: 20 * time.Minute, Elapsed: 3 * time.Minute, MaxRounds: 30,
+		Names: verdicttext.Names{Rounds: "-budget"},
 		Unjudged: []Unjudged{{Pkg: "example.com/m/p", Name: "BenchmarkNew", Why: UnjudgedOnlyHead},
 			{Pkg: "example.com/m/p", Name: "BenchmarkBad", Why: UnjudgedFailed, Err: errors.New("exit status 2\nmore")}},
 		Host: Host{CPU: "Test CPU", Online: 2, Cores: 2, Load1Start: 1.5, Load1End: 2.25, ForeignBusyPct: 12.5,
@@ -71,7 +74,9 @@ func TestWriteMarkdown(t *testing.T) {
 	assert.Contains(t, md, "False alarms: the chance that any of these 5 rows is called faster or slower while unchanged is at most 5%")
 	assert.Contains(t, md, "What this run could detect: changes beyond ±1% (median over 5 rows), ±6% at worst (Unk-2 sec/op).")
 	assert.Contains(t, md, "the slowest of them would need about 55 rounds (this run allowed up to 30")
-	assert.Contains(t, md, "Reasons: straddles (1 of 5 rows).")
+	assert.Contains(t, md, "<details><summary>Verdict details")
+	assert.Contains(t, md, "undecided: the 99% interval holds 1 and reaches past ±2.0%", "the reasons come from internal/verdicttext")
+	assert.Contains(t, md, "narrow it (-budget)")
 	assert.Contains(t, md, "Host: Test CPU, 2 CPUs online (2 cores); load 1.5 at the start, 2.2 at the end; over the run: foreign busy 12.5%, steal unavailable, CPU pressure (PSI some) 3.0%; 4 of 90 runs screened contended; 3m0s of rounds (budget 20m0s).")
 	assert.Contains(t, md, "Not judged: p.New exists at head only (new).")
 	assert.Contains(t, md, "Not judged: p.Bad failed: exit status 2\n")
@@ -83,6 +88,7 @@ func TestWriteMarkdown(t *testing.T) {
 	assert.True(t, strings.HasPrefix(txt, "benchmarks: 2 slower, 1 faster, 1 equivalent within ±2%, 1 undecided\n"))
 	assert.NotContains(t, txt, "**")
 	assert.NotContains(t, txt, "Check")
+	assert.Contains(t, txt, "\nverdict details:\nbenchmark  arm   metric")
 	assert.Regexp(t, `p\.Slow-2 +sec/op +1\.000µ +1\.100µ +\+10% \[\+7%, \+13%\] +slower by 10%`, txt)
 
 	b.Reset()
@@ -161,4 +167,27 @@ func TestSchedulerBudget(t *testing.T) {
 	require.Len(t, rows, 2)
 	assert.Equal(t, "Big", rows[0].Benchmark)
 	assert.Equal(t, nullband.Slower, rows[0].Verdict.Outcome)
+}
+
+// TestJobContended: a round is marked contended only when some of its
+// arms' runs were screened contended and others not.
+func TestJobContended(t *testing.T) {
+	res := func(arm, screen string, v float64) *benchfmt.Result {
+		return &benchfmt.Result{Name: benchfmt.Name("X"), Iters: 1,
+			Config: []benchfmt.Config{{Key: interleave.KeyArm, Value: []byte(arm), File: true},
+				{Key: interleave.KeyScreen, Value: []byte(screen), File: true}},
+			Values: []benchfmt.Value{{Value: v, Unit: "ns/op"}, {Value: 8, Unit: "B/op"}}}
+	}
+	var j Job
+	j.add(1, []*benchfmt.Result{res(ArmBase, "contended", 10), res(ArmHead, "clean", 11), res(ArmNull, "clean", 12)}, []string{"sec/op"})
+	j.add(2, []*benchfmt.Result{res(ArmBase, "contended", 10), res(ArmHead, "contended", 11), res(ArmNull, "contended", 12)}, []string{"sec/op"})
+	j.add(3, []*benchfmt.Result{res(ArmBase, "clean", 10), res(ArmHead, "clean", 11)}, []string{"sec/op"})
+	rows := j.Rows()
+	require.Len(t, rows, 1, "B/op is not a judged unit here")
+	s := rows[0].Samples
+	assert.Equal(t, "sec/op", rows[0].Unit)
+	assert.Equal(t, []int{1, 2, 3}, s.Round)
+	assert.Equal(t, []bool{true, false, false}, s.Contended)
+	assert.InDelta(t, 11e-9, s.Candidate[0], 1e-18, "ns/op tidied to sec/op")
+	assert.True(t, math.IsNaN(s.Null[2]), "a missing arm is NaN")
 }

@@ -80,6 +80,7 @@ func (j *Job) add(round int, results []*benchfmt.Result, units []string) {
 		j.rows = map[rowKey]*rowData{}
 	}
 	touched := map[*rowData]bool{}
+	armContended, armSeen := map[armKey]bool{}, map[armKey]bool{}
 	for _, res := range results {
 		arm := res.GetConfig(interleave.KeyArm)
 		bench := string(res.Name.Full())
@@ -113,10 +114,32 @@ func (j *Job) add(round int, results []*benchfmt.Result, units []string) {
 				d.null[i] = v.Value * factor
 			}
 			if res.GetConfig(interleave.KeyScreen) == "contended" {
-				d.contended[i] = true
+				armContended[armKey{d, arm}] = true
 			}
+			armSeen[armKey{d, arm}] = true
 		}
 	}
+	// A round is marked contended when the screen found some of its
+	// arms' runs contended and others not: the arms did not share the
+	// weather. All contended is shared weather, which pairing cancels.
+	for d := range touched {
+		i := len(d.rounds) - 1
+		some, all := false, true
+		for _, arm := range []string{ArmBase, ArmHead, ArmNull} {
+			if !armSeen[armKey{d, arm}] {
+				continue
+			}
+			c := armContended[armKey{d, arm}]
+			some = some || c
+			all = all && c
+		}
+		d.contended[i] = some && !all
+	}
+}
+
+type armKey struct {
+	d   *rowData
+	arm string
 }
 
 // Rows returns the job's rows (benchmark and unit pairs) and their

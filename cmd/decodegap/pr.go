@@ -18,6 +18,7 @@ import (
 
 	"github.com/gapbench/gapbench/hostmon"
 	"github.com/gapbench/gapbench/interleave"
+	"github.com/gapbench/gapbench/internal/verdicttext"
 	"github.com/gapbench/gapbench/nullband"
 	"github.com/gapbench/gapbench/prreport"
 )
@@ -281,7 +282,8 @@ func runPR(args []string, stdout, stderr io.Writer) int {
 		Rows: rows, Unjudged: append(unjudged, un...),
 		Alpha: f.alpha, Delta: float64(f.delta),
 		Budget: f.budget, Elapsed: sched.Elapsed(), MaxRounds: f.maxRounds,
-		Host: host,
+		Host:  host,
+		Names: verdicttext.Names{Rounds: "-budget", MaxRounds: "-max-rounds", Delta: "-delta"},
 	}
 	if err := prreport.WriteText(stdout, rep, failOn); err != nil {
 		return fail("%v", err)
