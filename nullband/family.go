@@ -3,6 +3,7 @@ package nullband
 import (
 	"errors"
 	"fmt"
+	"math"
 )
 
 // Family is the verdicts of a family of comparisons (every benchmark and
@@ -73,6 +74,9 @@ func JudgeFamily(members []Samples, opt Options) (Family, error) {
 		f.Steps++
 		o := opt
 		o.Confidence = 1 - alpha/float64(m-k)
+		if o.Replicates == 0 {
+			o.Replicates = FamilyReplicates(o.Confidence)
+		}
 		added := 0
 		for i, s := range members {
 			if called[i] {
@@ -93,6 +97,17 @@ func JudgeFamily(members []Samples, opt Options) (Family, error) {
 			return f, nil
 		}
 	}
+}
+
+// FamilyReplicates is the number of Monte Carlo sign-flip replicates
+// JudgeFamily gives Judge (when Options.Replicates is 0) for a member
+// judged at confidence: enough that about 20 replicates fall beyond the
+// boundary, 20/(1 − confidence), and never fewer than Judge's default
+// 4000. At the Bonferroni level of a large family the default leaves one
+// or two replicates in the tail, and the boundary's noise then inflates
+// the false-alarm rate (docs/ci-workflow-accuracy.md has the figures).
+func FamilyReplicates(confidence float64) int {
+	return max(4000, int(math.Ceil(20/(1-confidence))))
 }
 
 // ErrNoMembers is returned by BonferroniLevel for an empty family.

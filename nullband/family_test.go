@@ -100,3 +100,8 @@ func TestJudgeFamilyEdges(t *testing.T) {
 }
 
 func round6(v float64) float64 { return math.Round(v*1e6) / 1e6 }
+
+func TestFamilyReplicates(t *testing.T) {
+	assert.Equal(t, 4000, FamilyReplicates(0.95))
+	assert.Equal(t, 24000, FamilyReplicates(1-0.05/60))
+}
