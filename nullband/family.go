@@ -117,7 +117,7 @@ var ErrNoMembers = errors.New("nullband: a family needs at least one member")
 // first step of Holm's procedure for m members at family confidence
 // confidence (0 means 0.95): 1 − (1 − confidence)/m. A runner that stops a
 // member's rounds once it is decided judges its looks at this level, the
-// lowest Holm uses, so no look decides what the final family would not.
+// lowest Holm uses; stopping a member early costs power, never error.
 func BonferroniLevel(confidence float64, m int) (float64, error) {
 	if m < 1 {
 		return 0, ErrNoMembers
