@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/perf/benchmath"
 
 	"github.com/gapbench/gapbench/nullband"
 )
@@ -110,4 +111,33 @@ func TestNoBenchColumn(t *testing.T) {
 	out := write(t, []Row{{Arm: "new", Metric: "ns/op", Verdict: judge(t, synth(1, 10, 0.01, 1.05))}})
 	assert.Regexp(t, `^arm +metric +verdict +B/A +95% CI +δ / MDE +rounds +benchstat\nnew +ns/op +slower `, out)
 	assert.Empty(t, write(t, nil))
+}
+
+func TestOtherReasonsWords(t *testing.T) {
+	base := nullband.Verdict{Confidence: 0.95, Delta: 0.02, NullConfidence: 0.99, Ratio: 1.004, Lo: 1.002, Hi: 1.006,
+		Comparison: benchmath.Comparison{P: 0.5, Alpha: 0.05}, Base: benchmath.Summary{Center: 1}, Candidate: benchmath.Summary{Center: 1}}
+	small := base
+	small.Outcome, small.Reasons, small.Used = nullband.Slower, []nullband.Reason{nullband.WithinDelta, nullband.NoNullArm}, 20
+	noisy := base
+	noisy.Ratio, noisy.Lo, noisy.Hi, noisy.MDE, noisy.RoundsToDecide = 1.01, 0, math.Inf(1), math.Inf(1), -1
+	noisy.Reasons, noisy.Used, noisy.Quarantined = []nullband.Reason{nullband.TooManyQuarantined}, 4, 6
+	noisy.Rounds = make([]nullband.Round, 10)
+	seq := base
+	seq.Ratio, seq.Lo, seq.Hi, seq.MDE = 1.01, 0.99, 1.03, 0.031
+	seq.Reasons, seq.Used, seq.Rounds = []nullband.Reason{nullband.Straddles, nullband.Continuing}, 12, make([]nullband.Round, 12)
+	out := write(t, []Row{
+		{Arm: "small", Metric: "ns/op", Verdict: small},
+		{Arm: "noisy", Metric: "ns/op", Verdict: noisy},
+		{Arm: "seq", Metric: "ns/op", Verdict: seq},
+	})
+	lines := strings.Split(out, "\n")
+	assert.Regexp(t, `^small +ns/op +slower +1\.004 +1\.002–1\.006 +- +20 +~ p=0\.500$`, lines[1])
+	assert.Regexp(t, `^noisy +ns/op +undecided +1\.010 +∞ +MDE ∞ +4\+6q +~ p=0\.500$`, lines[2])
+	assert.Regexp(t, `^seq +ns/op +undecided +1\.010 +0\.990–1\.030 +MDE 3\.1% +12 +~ p=0\.500$`, lines[3])
+	flat := strings.Join(strings.Fields(out), " ")
+	assert.Contains(t, flat, "undecided: too many rounds quarantined (noisy ns/op: 6 of 10), more than the cap (-max-quarantined): the host was too unsettled; see the rounds listed below.")
+	assert.Contains(t, flat, "real but small: small ns/op +0.4%; the whole interval lies within ±2.0%, the equivalence margin.")
+	assert.Contains(t, flat, "no null arm (small ns/op): whether the arms shared the host's conditions was not checked.")
+	assert.Contains(t, flat, "stopped before deciding (seq ns/op: 12 rounds), below the cap -max-rounds.")
+	assert.NotContains(t, flat, "about -1 rounds")
 }
