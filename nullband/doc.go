@@ -34,9 +34,12 @@
 //     simulation suite (nullband/sim) withholding rather than a caveat costs
 //     under one point of power and saves up to half a point of false
 //     positives.
-//  5. MDE: the |B/A−1| a fixed-sample test detects with 80% power at this
-//     noise, (z₁₋α/₂+z₀.₈)·se with se = interval width / (2z₁₋α/₂);
-//     RoundsToDecide scales se by 1/√n to the rounds that would decide.
+//  5. MDE: the |B/A−1| a fixed-sample test detects with about 80% power,
+//     (t₁₋α/₂ + t₀.₈)·σ/√n, σ the per-round scale that the interval's
+//     half-width implies (Student's t, n−1 degrees of freedom, carries the
+//     small-sample widening); MDEAt rescales it to other round counts.
+//     RoundsToDecide: the rounds at which the interval, at this σ and
+//     estimate, would exclude 1 or fit inside ±δ.
 //
 // # Sequential mode (Options.MaxRounds > 0)
 //

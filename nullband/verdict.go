@@ -6,6 +6,7 @@ import (
 	"math"
 	"sort"
 
+	"github.com/aclements/go-moremath/stats"
 	"golang.org/x/perf/benchmath"
 )
 
@@ -467,14 +468,10 @@ func (lk *look) verdict(s Samples, opt Options, looks int) Verdict {
 		nullShifted = nlo > 0 || nhi < 0
 	}
 
-	// The noise: a scale of the estimate from the fixed-sample interval.
-	z := normQuantile(1 - alpha/2)
-	flo, fhi := bounds(lk.w, critK(len(lk.d), alpha/2))
-	se := (fhi - flo) / (2 * z)
-	v.MDE = math.Inf(1)
-	if !math.IsInf(se, 0) && !math.IsNaN(se) {
-		v.MDE = math.Expm1((z + normQuantile(0.80)) * se)
-	}
+	// The noise: a per-round scale from the fixed-sample interval.
+	sigma := scale(lk, alpha)
+	v.MDE = mdeAt(sigma, len(lk.d), alpha)
+	se := sigma / math.Sqrt(float64(len(lk.d)))
 
 	switch {
 	case lk.tooMany:
@@ -615,13 +612,35 @@ func MDEAt(s Samples, rounds int, opt Options) float64 {
 	}
 	lk := newLook(s, len(s.Base), opt)
 	alpha := 1 - opt.Confidence
-	z := normQuantile(1 - alpha/2)
-	lo, hi := bounds(lk.w, critK(len(lk.d), alpha/2))
-	sigma := (hi - lo) / (2 * z) * math.Sqrt(float64(len(lk.d)))
-	if math.IsInf(sigma, 0) || math.IsNaN(sigma) {
+	return mdeAt(scale(lk, alpha), rounds, alpha)
+}
+
+// scale returns the per-round scale σ of ln(B/A) implied by the look's
+// fixed-sample (1−α) interval: its half-width is about t·σ/√n, t the
+// Student quantile with n−1 degrees of freedom (the small-sample widening
+// of the rank interval follows it closely). +Inf without an interval.
+func scale(lk *look, alpha float64) float64 {
+	n := len(lk.d)
+	lo, hi := bounds(lk.w, critK(n, alpha/2))
+	if n < 2 || math.IsInf(lo, 0) || math.IsInf(hi, 0) {
 		return math.Inf(1)
 	}
-	return math.Expm1((z + normQuantile(0.80)) * sigma / math.Sqrt(float64(rounds)))
+	return (hi - lo) / 2 / tQuantile(1-alpha/2, n-1) * math.Sqrt(float64(n))
+}
+
+// mdeAt returns the effect (a fraction) that a fixed-sample verdict of n
+// used rounds detects with 80% power at per-round scale sigma:
+// exp((t₁₋α/₂ + t₀.₈)·σ/√n) − 1 with n−1 degrees of freedom.
+func mdeAt(sigma float64, n int, alpha float64) float64 {
+	if math.IsInf(sigma, 0) || math.IsNaN(sigma) || n < 2 {
+		return math.Inf(1)
+	}
+	return math.Expm1((tQuantile(1-alpha/2, n-1) + tQuantile(0.80, n-1)) * sigma / math.Sqrt(float64(n)))
+}
+
+// tQuantile is Student's t quantile function with df degrees of freedom.
+func tQuantile(p float64, df int) float64 {
+	return stats.InvCDF(stats.TDist{V: float64(df)})(p)
 }
 
 // summarize is benchmath.AssumeNothing.Summary, with NaNs for an empty

@@ -177,10 +177,14 @@ func TestUndecidedCarriesMDEAndRounds(t *testing.T) {
 	assert.Greater(t, v.RoundsToDecide, 10)
 	assert.Greater(t, v.MDE, 0.01)
 	assert.Less(t, v.MDE, 0.2)
-	// MDEAt from the same noise shrinks like 1/√rounds.
+	// MDEAt from the same noise shrinks like 1/√rounds, a little faster
+	// at few rounds (Student's t: 2.26 + 0.88 at 10 rounds, 2.02 + 0.85
+	// at 40).
 	s := synth(15, 20, 0.10, 0.03, 1.0)
 	m10, m40 := MDEAt(s, 10, Options{}), MDEAt(s, 40, Options{})
-	assert.InDelta(t, 2, math.Log1p(m10)/math.Log1p(m40), 1e-9)
+	assert.InDelta(t, 2*(2.262+0.883)/(2.023+0.851), math.Log1p(m10)/math.Log1p(m40), 0.01)
+	assert.InDelta(t, 1.0, math.Log1p(MDEAt(s, 20, Options{}))/math.Log1p(judgeMDE(t, s)), 1e-12,
+		"at its own rounds, MDEAt is the verdict's MDE")
 	assert.True(t, math.IsInf(MDEAt(synth(1, 4, 0.1, 0.03, 1), 10, Options{}), 1))
 	assert.True(t, math.IsNaN(MDEAt(s, 0, Options{})))
 }
@@ -283,4 +287,18 @@ func TestSequentialEvery(t *testing.T) {
 	assert.Equal(t, 10, len(v.Rounds))
 	assert.Equal(t, 14, v.Given)
 	assert.Contains(t, v.Reasons, Continuing)
+}
+
+func judgeMDE(t *testing.T, s Samples) float64 {
+	v, err := Judge(s, Options{})
+	require.NoError(t, err)
+	return v.MDE
+}
+
+func TestTQuantile(t *testing.T) {
+	// Student's t table: t(0.975, 9) = 2.262, t(0.975, 19) = 2.093,
+	// t(0.80, 9) = 0.883.
+	assert.InDelta(t, 2.262, tQuantile(0.975, 9), 1e-3)
+	assert.InDelta(t, 2.093, tQuantile(0.975, 19), 1e-3)
+	assert.InDelta(t, 0.883, tQuantile(0.80, 9), 1e-3)
 }
