@@ -141,6 +141,33 @@ func TestORTNamesDimsFlags(t *testing.T) {
 	assert.Equal(t, "decodegap ort: "+p+`: dynamic dimensions not set: "input_vectors_dynamic_axes_1" (input "input_vectors" axis 0); set them with -dims NAME=SIZE (INPUT@AXIS=SIZE for an unnamed one) or -shape INPUT=DxD (see -list)`+"\nrun 'decodegap ort -h' for usage\n", errb.String())
 }
 
+// TestORTListTestData lists every model of onnxruntime_go's test_data: the
+// runnable ones exit 0, the two with non-tensor or string ports exit 1
+// naming the port.
+func TestORTListTestData(t *testing.T) {
+	goList, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/yalue/onnxruntime_go").Output()
+	require.NoError(t, err)
+	files, err := filepath.Glob(filepath.Join(strings.TrimSpace(string(goList)), "test_data", "*.onnx"))
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, len(files), 9)
+	refused := map[string]string{
+		"sklearn_randomforest.onnx": `output "output_probability" is a sequence`,
+		"example_strings.onnx":      `input "input" is a tensor of string`,
+	}
+	for _, p := range files {
+		var out, errb bytes.Buffer
+		code := runORT([]string{"-list", p}, &out, &errb)
+		if why, ok := refused[filepath.Base(p)]; ok {
+			assert.Equal(t, 1, code, p)
+			assert.Contains(t, out.String(), "cannot run: "+p+": "+why, p)
+			continue
+		}
+		assert.Equal(t, 0, code, "%s: %s%s", p, out.String(), errb.String())
+		assert.Contains(t, out.String(), "model "+p+"\n")
+		assert.Contains(t, out.String(), "inputs (")
+	}
+}
+
 func TestORTListRefusesSequences(t *testing.T) {
 	goList, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/yalue/onnxruntime_go").Output()
 	require.NoError(t, err)
