@@ -1,12 +1,101 @@
 package decodegap
 
 import (
+	"cmp"
+	"fmt"
+	"runtime"
 	"slices"
+	"strconv"
+	"sync"
 	"testing"
 
 	"github.com/gapbench/gapbench/decodegap/internal/gap"
 	"github.com/gapbench/gapbench/decodegap/internal/tail"
 )
+
+// stream is one open-loop arrival stream served by one instance: its
+// schedule, its waiter and what it records. Session k of RunConfig.Sessions
+// has its own (seeded with RunConfig.Seed+k).
+type stream struct {
+	step   Step
+	seq    *gap.Sequence
+	waiter *gap.Waiter
+	// rec records the service times (lat) and the achieved gaps; resp the
+	// response time (end − scheduled arrival) as lat and the lateness
+	// (start − scheduled arrival) as gap, with the same stride.
+	rec, resp *record
+	// ahead replays the arrival schedule ahead of the loop to count the
+	// arrivals already due when a step starts (the queue); aheadAt is its
+	// next arrival (ns), aheadN the arrivals due so far.
+	ahead   *gap.Sequence
+	aheadAt int64
+	aheadN  int
+	// requested sums the recorded steps' inter-arrival gaps (ns);
+	// depthSum and depthMax the queue depth seen at each recorded step's
+	// start (the step itself included).
+	requested int64
+	depthSum  int64
+	depthMax  int
+	// err and errIter are the first failure (iteration counted from the
+	// first warm-up step).
+	err     error
+	errIter int
+}
+
+func newStream(step Step, spec gap.Spec, n int) *stream {
+	return &stream{step: step, seq: gap.NewSequence(spec), waiter: gap.NewWaiter(spec), ahead: gap.NewSequence(spec),
+		rec: newRecord(n), resp: newRecord(n)}
+}
+
+// run runs warm unrecorded and n recorded steps on the arrival schedule,
+// from now. boundary, when not nil, is called before recorded step j at
+// every window of window steps, and after the last. It does not allocate.
+// It returns false on a step's failure (s.err).
+func (s *stream) run(warm, n, window int, boundary func(j int, force bool)) bool {
+	t0 := gap.Now()
+	arrival, prevEnd := t0, t0
+	s.aheadAt, s.aheadN = t0+int64(s.ahead.Next()), 0
+	untilBoundary := 0
+	for i := 0; i < warm+n; i++ {
+		j := i - warm
+		if j >= 0 && boundary != nil {
+			if untilBoundary == 0 {
+				boundary(j, j == 0)
+				untilBoundary = window
+			}
+			untilBoundary--
+		}
+		req := int64(s.seq.Next())
+		arrival += req
+		if gap.Now() < arrival {
+			s.waiter.WaitUntil(arrival)
+		}
+		start := gap.Now()
+		for s.aheadAt <= start {
+			s.aheadN++
+			s.aheadAt += int64(s.ahead.Next())
+		}
+		err := s.step()
+		end := gap.Now()
+		if err != nil {
+			s.err, s.errIter = err, i
+			return false
+		}
+		if j >= 0 {
+			s.rec.add(j, end-start, start-prevEnd)
+			s.resp.add(j, end-arrival, start-arrival)
+			s.requested += req
+			depth := s.aheadN - i
+			s.depthSum += int64(depth)
+			s.depthMax = max(s.depthMax, depth)
+		}
+		prevEnd = end
+	}
+	if boundary != nil {
+		boundary(n, true)
+	}
+	return true
+}
 
 // openMode runs one instance in an open loop (Gap.Open): step i is
 // scheduled at the loop's start plus the sum of the first i+1 requested
@@ -15,85 +104,28 @@ import (
 // it does for a request queued at a busy server: the closed loop's blind
 // spot (coordinated omission) is measured instead of hidden.
 type openMode struct {
-	step Step
-	// resp records, per recorded step, the response time (end − scheduled
-	// arrival) as lat and the lateness (start − scheduled arrival) as gap,
-	// kept with the same stride as the runner's record.
-	resp *record
-	// ahead replays the arrival schedule ahead of the loop to count the
-	// arrivals already due when a step starts (the queue); aheadAt is its
-	// next arrival (ns), aheadN the arrivals due so far.
-	ahead   *gap.Sequence
-	aheadAt int64
-	aheadN  int
-	// depthSum and depthMax sum and bound the queue depth seen at each
-	// recorded step's start (the step itself included).
-	depthSum int64
-	depthMax int
+	s        *stream
+	boundary func(j int, force bool)
 }
 
 func (m *openMode) open(b *testing.B, r *runner, cl *closers, open Opener) {
-	m.step = cl.open(b, "the step", open)
-	m.resp = newRecord(r.n)
-	m.ahead = gap.NewSequence(r.spec)
+	m.s = newStream(cl.open(b, "the step", open), r.spec, r.n)
+	m.s.seq, m.s.waiter, m.s.rec = r.seq, r.waiter, r.rec // the runner's: Begin and the trace use them
+	m.boundary = func(j int, force bool) {
+		if j == 0 {
+			r.afterWarmup()
+		}
+		r.boundary(j, force)
+	}
 	r.traceConfig = map[string]string{"loop": "open"}
 }
 
 func (m *openMode) loop(r *runner) (string, error) {
-	if i, err := m.run(r); err != nil {
-		return "step failed at " + r.iterName(i), err
+	if !m.s.run(r.s.warmup, r.n, r.window, m.boundary) {
+		return "step failed at " + r.iterName(m.s.errIter), m.s.err
 	}
+	r.requested = m.s.requested
 	return "", nil
-}
-
-// run runs the warm-up and the recorded steps on the arrival schedule. It
-// does not allocate. It returns the failed iteration (counted from the
-// first warm-up iteration) and its error.
-func (m *openMode) run(r *runner) (int, error) {
-	warm := r.s.warmup
-	t0 := gap.Now()
-	arrival, prevEnd := t0, t0
-	m.aheadAt, m.aheadN = t0+int64(m.ahead.Next()), 0
-	untilBoundary := 0
-	for i := 0; i < warm+r.n; i++ {
-		j := i - warm
-		if j == 0 {
-			r.afterWarmup()
-		}
-		if j >= 0 {
-			if untilBoundary == 0 {
-				r.boundary(j, j == 0)
-				untilBoundary = r.window
-			}
-			untilBoundary--
-		}
-		req := int64(r.seq.Next())
-		arrival += req
-		if gap.Now() < arrival {
-			r.waiter.WaitUntil(arrival)
-		}
-		start := gap.Now()
-		for m.aheadAt <= start {
-			m.aheadN++
-			m.aheadAt += int64(m.ahead.Next())
-		}
-		err := m.step()
-		end := gap.Now()
-		if err != nil {
-			return i, err
-		}
-		if j >= 0 {
-			r.rec.add(j, end-start, start-prevEnd)
-			m.resp.add(j, end-arrival, start-arrival)
-			r.requested += req
-			depth := m.aheadN - i
-			m.depthSum += int64(depth)
-			m.depthMax = max(m.depthMax, depth)
-		}
-		prevEnd = end
-	}
-	r.boundary(r.n, true)
-	return 0, nil
 }
 
 // analyze reports the service times like a closed loop (the steady window
@@ -102,12 +134,8 @@ func (m *openMode) run(r *runner) (int, error) {
 // transient to leave out.
 func (m *openMode) analyze(r *runner) *result {
 	res := r.analyzeSingle()
-	res.open = openStats(m.resp.lat, m.resp.gap)
-	res.slo = judgeSLO(r.s.slo, m.resp.lat, "response time")
-	if m.resp.count > 0 {
-		res.open.queueMean = float64(m.depthSum) / float64(m.resp.count)
-	}
-	res.open.queueMax = m.depthMax
+	res.open = openStats([]*stream{m.s})
+	res.slo = judgeSLO(r.s.slo, m.s.resp.lat, "response time")
 	return res
 }
 
@@ -139,9 +167,24 @@ func (o openResult) overloaded() bool {
 	return o.on && o.lateLast-o.lateFirst > 4*o.resp.p50
 }
 
-func openStats(resp, late []int64) openResult {
-	o := openResult{on: true, resp: summarize(resp), respTail: tailsOf(resp)}
-	if len(late) == 0 {
+// openStats pools the streams' response times, lateness and queue depths.
+func openStats(ss []*stream) openResult {
+	var resp, late []int64
+	o := openResult{on: true}
+	var depth int64
+	var count int
+	for _, s := range ss {
+		resp = append(resp, s.resp.lat...)
+		late = append(late, s.resp.gap...)
+		depth += s.depthSum
+		count += s.resp.count
+		o.queueMax = max(o.queueMax, s.depthMax)
+	}
+	o.resp, o.respTail = summarize(resp), tailsOf(resp)
+	if count > 0 {
+		o.queueMean = float64(depth) / float64(count)
+	}
+	if len(ss) == 0 || len(late) == 0 {
 		return o
 	}
 	mean := func(xs []int64) float64 {
@@ -154,9 +197,11 @@ func openStats(resp, late []int64) openResult {
 		}
 		return s / float64(len(xs))
 	}
+	// Trend over the first stream's own order: pooling would mix times.
+	l := ss[0].resp.gap
 	o.lateMean = mean(late)
-	o.lateFirst = mean(late[:len(late)/2])
-	o.lateLast = mean(late[len(late)-max(1, len(late)/10):])
+	o.lateFirst = mean(l[:len(l)/2])
+	o.lateLast = mean(l[len(l)-max(1, len(l)/10):])
 	return o
 }
 
@@ -205,4 +250,136 @@ func judgeSLO(o SLO, xs []int64, of string) sloResult {
 	slices.Sort(s)
 	obj := o.objective()
 	return sloResult{on: true, obj: obj, j: obj.Judge(s), of: of}
+}
+
+// openSessionsMode runs RunConfig.Sessions instances in an open loop, each
+// serving its own arrival stream (session k's gaps drawn with
+// RunConfig.Seed+k): independent users, each with its own queue, not one
+// stream dispatched to whichever session is free. Each session runs the
+// warm-up and b.N recorded steps on its own locked OS thread; counters are
+// snapshotted at the start and the end of the concurrent region only.
+type openSessionsMode struct {
+	n  int
+	ss []*stream
+	// go releases the sessions' goroutines, which start, lock their
+	// threads and prepare their waiters in open, before the timed loop.
+	goCh  chan struct{}
+	ready sync.WaitGroup
+	done  sync.WaitGroup
+	// beginErr is the first waiter that could not be prepared.
+	beginErr error
+	mu       sync.Mutex
+	// closed records that goCh was closed (by the loop, or by the closer
+	// when the loop never ran).
+	closed *bool
+	// skip tells released goroutines to end without running: set when
+	// the benchmark stopped before the loop.
+	skip bool
+}
+
+func (m *openSessionsMode) open(b *testing.B, r *runner, cl *closers, open Opener) {
+	m.goCh = make(chan struct{})
+	for k := range m.n {
+		st := cl.open(b, fmt.Sprintf("session %d of %d (RunConfig.Sessions)", k+1, m.n), open)
+		spec := r.spec
+		spec.Seed += uint64(k)
+		m.ss = append(m.ss, newStream(st, spec, r.n))
+	}
+	r.noRequested = true
+	r.traceConfig = map[string]string{"loop": "open", "sessions": strconv.Itoa(m.n)}
+	m.ready.Add(m.n)
+	m.done.Add(m.n)
+	warm, n := r.s.warmup, r.n
+	for _, s := range m.ss {
+		go func() {
+			defer m.done.Done()
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			if err := s.waiter.Begin(); err != nil {
+				m.mu.Lock()
+				m.beginErr = cmp.Or(m.beginErr, err)
+				m.mu.Unlock()
+				m.ready.Done()
+				<-m.goCh
+				return
+			}
+			defer s.waiter.End()
+			m.ready.Done()
+			<-m.goCh
+			if m.skip {
+				return
+			}
+			s.run(warm, n, 0, nil)
+		}()
+	}
+	m.ready.Wait()
+	spareThreads(m.n + 2)
+	closed := false
+	cl.fns = append(cl.fns, func() error {
+		if !closed { // the loop never ran: release the goroutines to end
+			m.skip = true
+			close(m.goCh)
+			closed = true
+		}
+		m.done.Wait()
+		return nil
+	})
+	cl.names = append(cl.names, "the sessions' streams")
+	m.closed = &closed
+}
+
+func (m *openSessionsMode) loop(r *runner) (string, error) {
+	if m.beginErr != nil {
+		return "preparing a session's gaps", m.beginErr
+	}
+	r.boundary(0, true)
+	r.afterWarmup()
+	*m.closed = true
+	close(m.goCh)
+	m.done.Wait()
+	r.boundary(r.n, true)
+	for k, s := range m.ss {
+		if s.err != nil {
+			return fmt.Sprintf("session %d of %d: step failed at %s", k+1, m.n, r.iterName(s.errIter)), s.err
+		}
+		r.requested += s.requested
+	}
+	r.rec = m.ss[0].rec
+	return "", nil
+}
+
+// analyze pools the sessions: service times from the latest steady start of
+// any session, response times over every recorded step of every session.
+func (m *openSessionsMode) analyze(r *runner) *result {
+	res := r.newResult()
+	res.reached = true
+	for i, s := range m.ss {
+		st, ok, from, _, _ := steadyWindow(s.rec, r.window)
+		if !ok {
+			res.reached = false
+		}
+		if i == 0 || from > res.from {
+			res.from, res.st = from, st
+		}
+	}
+	if !res.reached {
+		res.from = 0
+	}
+	var lat, gaps, resp []int64
+	res.sessions = make([]sessionStats, len(m.ss))
+	for i, s := range m.ss {
+		k := min(res.from/s.rec.stride, len(s.rec.lat))
+		l := summarize(s.rec.lat[k:])
+		res.sessions[i] = sessionStats{p50: l.p50, p90: l.p90}
+		lat = append(lat, s.rec.lat[k:]...)
+		gaps = append(gaps, s.rec.gap[k:]...)
+		resp = append(resp, s.resp.lat...)
+	}
+	r.fill(res, lat, gaps, res.from)
+	res.open = openStats(m.ss)
+	res.slo = judgeSLO(r.s.slo, resp, "response time")
+	if c := &res.proc; c.ok && c.wallNs > 0 {
+		res.throughput = float64(len(m.ss)*c.iters()) / (float64(c.wallNs) / 1e9)
+	}
+	return res
 }

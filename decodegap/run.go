@@ -47,6 +47,8 @@ func Run(b *testing.B, cfg RunConfig, open Opener) {
 	}
 	var m mode
 	switch {
+	case cfg.Sessions > 1 && cfg.Gap.Open:
+		m = &openSessionsMode{n: cfg.Sessions}
 	case cfg.Sessions > 1:
 		m = &sessionsMode{n: cfg.Sessions}
 	case cfg.Null:

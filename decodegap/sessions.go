@@ -260,8 +260,12 @@ func (res *result) sessionsLine() string {
 	for i, s := range res.sessions {
 		per[i] = fmt.Sprintf("%d: %s/%s", i+1, fmtNs(s.p50), fmtNs(s.p90))
 	}
-	s := fmt.Sprintf("sessions: %d concurrent (RunConfig.Sessions), released together each round; pooled p50 %s, p90 %s; per session p50/p90 %s; throughput %.4g steps/s",
-		len(res.sessions), fmtNs(res.lat.p50), fmtNs(res.lat.p90), strings.Join(per, ", "), res.throughput)
+	how := "released together each round"
+	if res.open.on {
+		how = "each serving its own arrival stream (Gap.Open)"
+	}
+	s := fmt.Sprintf("sessions: %d concurrent (RunConfig.Sessions), %s; pooled p50 %s, p90 %s; per session p50/p90 %s; throughput %.4g steps/s",
+		len(res.sessions), how, fmtNs(res.lat.p50), fmtNs(res.lat.p90), strings.Join(per, ", "), res.throughput)
 	if res.soloN > 0 {
 		s += fmt.Sprintf("; the thread census below is of session 1 alone (%d steps before the concurrent region)", res.soloN)
 	}
