@@ -36,11 +36,16 @@ func countingOpener() Opener {
 	}
 }
 
-// benchmarkN runs f as a benchmark of exactly n iterations.
+// benchmarkN runs f as a benchmark of exactly n iterations ("2000x").
 func benchmarkN(t *testing.T, n string, f func(b *testing.B)) testing.BenchmarkResult {
 	t.Helper()
+	return benchmarkNT(t, n, f)
+}
+
+func benchmarkNT(tb testing.TB, n string, f func(b *testing.B)) testing.BenchmarkResult {
+	tb.Helper()
 	old := flag.Lookup("test.benchtime").Value.String()
-	require.NoError(t, flag.Set("test.benchtime", n))
+	require.NoError(tb, flag.Set("test.benchtime", n))
 	defer flag.Set("test.benchtime", old)
 	return testing.Benchmark(f)
 }
@@ -105,7 +110,7 @@ func TestSnapshotsAllocs(t *testing.T) {
 	var reads float64
 	cr := &counterReader{samples: newMetricSamples(), sampler: h.sampler,
 		user: []Counter{{Name: "reads", Read: func() (float64, error) { reads++; return reads, nil }}}}
-	snaps := cr.prepare()
+	snaps := cr.prepare(maxSnapshots)
 	iter := 0
 	allocs := testing.AllocsPerRun(1000, func() {
 		snaps = cr.next(snaps)

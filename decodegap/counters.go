@@ -59,6 +59,8 @@ type counterReader struct {
 	// cost and maxCostNs is the largest (the counter budget's evidence).
 	taken             int
 	costNs, maxCostNs int64
+	// like is the host snapshot prepare sized the slots by.
+	like *hostmon.Snapshot
 }
 
 // maxSnapshots is the most counter snapshots a loop keeps: next thins a
@@ -67,19 +69,27 @@ type counterReader struct {
 // snapshots spread over it, in memory allocated before the timed loop.
 const maxSnapshots = 128
 
-// prepare returns an empty snapshot list with room for maxSnapshots, each
-// slot's buffers allocated (the host snapshot sized by one reading of the
-// host), so that next and take allocate nothing in the timed loop.
-func (c *counterReader) prepare() []snapshot {
-	snaps := make([]snapshot, maxSnapshots)
-	var like *hostmon.Snapshot
+// snapSlots is the number of snapshot slots a loop of n recorded
+// iterations in windows of w can use: one per window boundary, and at most
+// maxSnapshots (next thins beyond).
+func snapSlots(n, w int) int {
+	return min(maxSnapshots, n/max(w, 1)+2)
+}
+
+// prepare returns an empty snapshot list with room for slots snapshots
+// (2 to maxSnapshots), each slot's buffers allocated (the host snapshot
+// sized by one reading of the host, whose threads setupTasks returns), so
+// that next and take allocate nothing in the timed loop.
+func (c *counterReader) prepare(slots int) []snapshot {
+	snaps := make([]snapshot, min(max(slots, 2), maxSnapshots))
+	c.like = nil
 	if c.sampler != nil {
-		like = c.sampler.Snapshot()
+		c.like = c.sampler.Snapshot()
 	}
 	for k := range snaps {
 		s := &snaps[k]
-		if like != nil {
-			s.host = like.Clone()
+		if c.like != nil {
+			s.host = c.like.Clone()
 		}
 		if len(c.user) > 0 {
 			s.userVals, s.userErrs = make([]float64, len(c.user)), make([]error, len(c.user))
@@ -91,6 +101,15 @@ func (c *counterReader) prepare() []snapshot {
 	return snaps[:0]
 }
 
+// setupTasks returns the threads that prepare's reading of the host found,
+// or nil.
+func (c *counterReader) setupTasks() []hostmon.Task {
+	if c.like == nil {
+		return nil
+	}
+	return c.like.Tasks()
+}
+
 // next returns snaps extended by one slot for the next snapshot, reusing
 // the buffers the slot held. When snaps is full it first thins it: every
 // other snapshot is dropped (the first and the last are kept, and the
@@ -98,7 +117,7 @@ func (c *counterReader) prepare() []snapshot {
 // later snapshots doubles. A list not made by prepare is prepared first.
 func (c *counterReader) next(snaps []snapshot) []snapshot {
 	if cap(snaps) == 0 {
-		snaps = c.prepare()
+		snaps = c.prepare(maxSnapshots)
 	}
 	if len(snaps) == 0 {
 		c.spacing = 1
@@ -211,6 +230,10 @@ func warmupTasks(s *snapshot, setup []hostmon.Task) []hostmon.Task {
 	return s.host.Tasks()
 }
 
+// spareOnce leaves Run's two spare threads once per process: idle threads
+// stay with the runtime.
+var spareOnce sync.Once
+
 // spareThreads makes the Go runtime start k OS threads and leave them idle,
 // so that when a locked thread blocks or is preempted in the timed loop
 // (Run's, the sessions') the handoff of its P finds an idle thread rather
@@ -231,4 +254,51 @@ func spareThreads(k int) {
 	}
 	locked.Wait()
 	release.Done()
+}
+
+// samplers keeps the host samplers that runs have released, by measured
+// set, so that the next run on the same set reuses one: a new Sampler
+// opens its files (two per thread, and six more) on its first snapshot,
+// which takes milliseconds here, against about a tenth of that to refill
+// one. A sampler in use is not in the pool, so no two runs share one.
+var samplers struct {
+	sync.Mutex
+	free map[string]*hostmon.Sampler
+}
+
+// samplerKey names a measured set.
+func samplerKey(cpus, siblings hostmon.CPUSet) string {
+	return cpus.String() + "/" + siblings.String()
+}
+
+// acquireSampler returns a released sampler of the set, or a new one.
+func acquireSampler(fs hostmon.FS, topo *hostmon.Topology, cpus, siblings hostmon.CPUSet) (*hostmon.Sampler, error) {
+	if len(cpus) == 0 {
+		cpus = topo.Allowed // as NewSamplerOf does, so the key is the sampler's own
+	}
+	k := samplerKey(cpus, siblings.Minus(cpus))
+	samplers.Lock()
+	s := samplers.free[k]
+	delete(samplers.free, k)
+	samplers.Unlock()
+	if s != nil {
+		return s, nil
+	}
+	return hostmon.NewSamplerOf(fs, topo, cpus, siblings)
+}
+
+// releaseSampler keeps s for the next run on its set, or closes it when
+// one is kept already.
+func releaseSampler(s *hostmon.Sampler) error {
+	k := samplerKey(s.CPUs(), s.Siblings())
+	samplers.Lock()
+	defer samplers.Unlock()
+	if samplers.free == nil {
+		samplers.free = map[string]*hostmon.Sampler{}
+	}
+	if samplers.free[k] != nil {
+		return s.Close()
+	}
+	samplers.free[k] = s
+	return nil
 }

@@ -96,7 +96,7 @@ func openHost(s *settings) (*hostRun, error) {
 			return nil, fmt.Errorf("%s.Budget: confining to CPUs %v: %v", t, h.budget.CPUs, err)
 		}
 	}
-	h.sampler, err = hostmon.NewSampler(fs, h.budget.CPUs, h.budget.Siblings)
+	h.sampler, err = acquireSampler(fs, topo, h.budget.CPUs, h.budget.Siblings)
 	if err != nil {
 		h.why = err.Error()
 		h.sampler = nil
@@ -104,11 +104,12 @@ func openHost(s *settings) (*hostRun, error) {
 	return h, nil
 }
 
-// close closes the sampler and releases the confinement.
+// close releases the sampler (for the next run to reuse) and the
+// confinement.
 func (h *hostRun) close() error {
 	var err error
 	if h.sampler != nil {
-		err = h.sampler.Close()
+		err = releaseSampler(h.sampler)
 	}
 	if h.conf != nil {
 		if rerr := h.conf.Release(); rerr != nil {
@@ -116,6 +117,17 @@ func (h *hostRun) close() error {
 		}
 	}
 	return err
+}
+
+// tasks reads this process's threads now through the sampler's open
+// files, or as selfTasks does without a sampler.
+func (h *hostRun) tasks() []hostmon.Task {
+	if h.sampler != nil {
+		if ts, err := h.sampler.ReadTasks(); err == nil {
+			return ts
+		}
+	}
+	return selfTasks()
 }
 
 // selfTasks reads this process's threads now, or nil.

@@ -78,11 +78,11 @@ type mode interface {
 func runMode(b *testing.B, s *settings, open Opener, m mode) *result {
 	b.Helper()
 	r := newRunner(s, b.N)
-	r.phases[phaseBefore] = selfTasks()
 	h, err := openHost(s)
 	if err != nil {
 		b.Fatalf("decodegap.Run: %v", err)
 	}
+	r.phases[phaseBefore] = h.tasks() // opening the sampler starts no thread
 	defer func() {
 		if err := h.close(); err != nil {
 			b.Errorf("decodegap.Run: closing the host sampler or releasing RunConfig.Budget's confinement: %v", err)
@@ -106,9 +106,11 @@ func runMode(b *testing.B, s *settings, open Opener, m mode) *result {
 	defer r.waiter.End()
 	// After the mode's open (sessions start their threads there), so that
 	// the host sampler has seen every thread before the timed loop.
-	spareThreads(2)
-	r.snaps = r.cr.prepare()
-	r.phases[phaseSetup] = selfTasks()
+	spareOnce.Do(func() { spareThreads(2) })
+	r.snaps = r.cr.prepare(snapSlots(r.n, r.window))
+	if r.phases[phaseSetup] = r.cr.setupTasks(); r.phases[phaseSetup] == nil {
+		r.phases[phaseSetup] = h.tasks()
+	}
 
 	b.ResetTimer()
 	r.wallStart, r.loopStartNs = wallNow(), gap.Now()

@@ -114,7 +114,7 @@ func (m *sessionsMode) start(r *runner) {
 		m.release()
 	}
 	m.dry = false
-	solo.snaps = r.cr.prepare()
+	solo.snaps = r.cr.prepare(snapSlots(m.soloN, r.window))
 }
 
 // release runs one round: every worker once, waiting for all.

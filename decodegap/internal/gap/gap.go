@@ -338,7 +338,8 @@ func (w *Waiter) Begin() error {
 	w.slack, w.tid = old, unix.Gettid()
 	w.spin, w.adapt = 0, false
 	w.cpuNs, w.wallNs, w.charge, w.sleeps = 0, 0, 0, 0
-	if w.kind == Busy {
+	if w.kind == Busy || w.mean == 0 {
+		// Nothing will sleep: every gap is spun, or 0.
 		return nil
 	}
 	// Probe clock_nanosleep with a deadline already past: it must return at

@@ -1,0 +1,105 @@
+package decodegap
+
+import (
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/gapbench/gapbench/decodegap/internal/gap"
+	"github.com/gapbench/gapbench/internal/testutil"
+)
+
+// costEnv makes BenchmarkCostChild run; BenchmarkAnalysisCost sets it in
+// its children.
+const costEnv = "DECODEGAP_COST_CHILD"
+
+// spinStep returns a step that spins for d.
+func spinStep(d time.Duration) Step {
+	return func() error {
+		end := gap.Now() + int64(d)
+		for gap.Now() < end {
+		}
+		return nil
+	}
+}
+
+// BenchmarkCostChild is Run with a 1 µs step and no gap, reporting the wall
+// time Run spends outside its timed loop over the loop's (overhead-ratio):
+// setup and analysis; and the same for process CPU time (overhead-cpu-ratio:
+// CPU outside the loop over CPU between its first and last step, which a
+// preemption on a busy host does not inflate). BenchmarkAnalysisCost runs
+// it in children.
+func BenchmarkCostChild(b *testing.B) {
+	if os.Getenv(costEnv) == "" {
+		b.Skip("run by BenchmarkAnalysisCost in a child process")
+	}
+	var cpu0, cpu1, cpuLoop0, cpuLoop1 unix.Timespec
+	step := spinStep(time.Microsecond)
+	first := true
+	t0 := time.Now()
+	_ = unix.ClockGettime(unix.CLOCK_PROCESS_CPUTIME_ID, &cpu0)
+	Run(b, RunConfig{}, func() (Step, func() error, error) {
+		return func() error {
+			if first {
+				first = false
+				_ = unix.ClockGettime(unix.CLOCK_PROCESS_CPUTIME_ID, &cpuLoop0)
+			}
+			err := step()
+			_ = unix.ClockGettime(unix.CLOCK_PROCESS_CPUTIME_ID, &cpuLoop1)
+			return err
+		}, nil, nil
+	})
+	_ = unix.ClockGettime(unix.CLOCK_PROCESS_CPUTIME_ID, &cpu1)
+	total, loop := time.Since(t0), b.Elapsed()
+	inCPU := cpuLoop1.Nano() - cpuLoop0.Nano()
+	b.ReportMetric(float64(total-loop)/float64(loop), "overhead-ratio")
+	b.ReportMetric(float64(cpu1.Nano()-cpu0.Nano()-inCPU)/float64(inCPU), "overhead-cpu-ratio")
+	b.ReportMetric(float64(total-loop)/1e6, "outside-ms")
+	b.ReportMetric(float64(loop)/1e6, "loop-ms")
+}
+
+// BenchmarkAnalysisCost sweeps b.N of Run from 1e3 to 1e7 with a step of
+// 1 µs and no gap, each size in a fresh child process (its first Run call
+// is testing's N=1 probe, as in any benchmark), and reports the time Run
+// spends outside its timed loop (setup and analysis) over the loop's wall
+// time, which the issue caps at 0.2:
+//
+//	overhead-ratio      (Run's wall time − timed loop) / timed loop
+//	overhead-cpu-ratio  the same for the process's CPU time
+//	outside-ms          Run's wall time − timed loop
+//	loop-ms             the timed loop
+//
+// b.N repeats each size. Run it with
+//
+//	go test -run '^$' -bench AnalysisCost -benchtime=1x ./decodegap/
+func BenchmarkAnalysisCost(b *testing.B) {
+	for _, n := range []int{1e3, 1e4, 1e5, 1e6, 1e7} {
+		b.Run(fmt.Sprintf("N=%.0e", float64(n)), func(b *testing.B) {
+			sums := map[string]float64{}
+			for range b.N {
+				out, err := testutil.Bench(b, []string{costEnv + "=1"}, "^BenchmarkCostChild$", fmt.Sprintf("-test.benchtime=%dx", n))
+				if err != nil {
+					b.Fatalf("child: %v\n%s", err, out)
+				}
+				rs := testutil.ResultsString(b, out)
+				if len(rs) != 1 {
+					b.Fatalf("child printed %d results:\n%s", len(rs), out)
+				}
+				for _, unit := range []string{"overhead-ratio", "overhead-cpu-ratio", "outside-ms", "loop-ms"} {
+					v, ok := rs[0].Value(unit)
+					if !ok {
+						b.Fatalf("child reported no %s:\n%s", unit, out)
+					}
+					sums[unit] += v
+				}
+			}
+			for unit, v := range sums {
+				b.ReportMetric(v/float64(b.N), unit)
+			}
+			b.ReportMetric(0, "ns/op")
+		})
+	}
+}
