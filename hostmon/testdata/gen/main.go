@@ -2,7 +2,10 @@
 // epyc32 (one package, 16 cores / 32 threads, siblings n and n+16, two L3
 // domains, cgroup v2) and socket2 (two packages of 8 cores / 16 threads,
 // siblings numbered adjacently (0,1), an L3 and a NUMA node per package,
-// cgroup v1). Each host has a "before" and one "after" /proc tree per
+// cgroup v1); two 4-CPU hosts without SMT: hybrid4 (a kernel without PSI,
+// and a hybrid cgroup layout: v1 cpu,cpuacct beside an empty v2 unified
+// hierarchy) and nested4 (cgroup v2, the process in bench.slice/run.scope,
+// the CPU quota set on bench.slice). Each host has a "before" and one "after" /proc tree per
 // scenario, one second of CPU time apart (100 ticks per CPU), with the
 // numbers the tests in hostmon assert. Run from the module root:
 //
@@ -63,6 +66,10 @@ type host struct {
 	l3       func(cpu int) (id int, shared []int)
 	nodes    [][]int
 	cgroupV1 bool
+	// layout, when set, is "hybrid" or "nested" (see the package doc).
+	layout string
+	// noPSI leaves out /proc/pressure, as a kernel without PSI does.
+	noPSI bool
 }
 
 func (h host) sys() {
@@ -179,7 +186,9 @@ func (h host) proc(dir string, s state) {
 		fmt.Fprintf(&b, "domain0 %s 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n", strings.TrimSpace(list([]int{c})))
 	}
 	write(p+"schedstat", b.String())
-	write(p+"pressure/cpu", fmt.Sprintf("some avg10=1.00 avg60=1.00 avg300=1.00 total=%d\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=0\n", s.psiSomeUS))
+	if !h.noPSI {
+		write(p+"pressure/cpu", fmt.Sprintf("some avg10=1.00 avg60=1.00 avg300=1.00 total=%d\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=0\n", s.psiSomeUS))
+	}
 	write(p+"loadavg", s.load1+" 0.40 0.30 2/500 4243\n")
 	must(os.MkdirAll(filepath.Join(root, p), 0o755))
 	os.Remove(filepath.Join(root, p, "self"))
@@ -187,9 +196,14 @@ func (h host) proc(dir string, s state) {
 	write(p+"4242/stat", fmt.Sprintf("4242 (bench.test) S 1 4242 4242 0 -1 4194304 2899 0 0 0 %d %d 0 0 20 0 2 0 52237 243519488 3340 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n", s.ownUser, s.ownSystem))
 	write(p+"4242/comm", "bench.test\n")
 	write(p+"4242/status", "Name:\tbench.test\nState:\tS (sleeping)\nTgid:\t4242\nPid:\t4242\nPPid:\t1\nThreads:\t2\nCpus_allowed_list:\t"+list(seq(0, h.ncpu-1)))
-	if h.cgroupV1 {
+	switch {
+	case h.layout == "hybrid":
+		write(p+"4242/cgroup", "5:cpu,cpuacct:/bench\n3:cpuset:/\n1:name=systemd:/bench.service\n0::/bench.service\n")
+	case h.layout == "nested":
+		write(p+"4242/cgroup", "0::/bench.slice/run.scope\n")
+	case h.cgroupV1:
 		write(p+"4242/cgroup", "4:cpu,cpuacct:/bench\n3:cpuset:/\n0::/\n")
-	} else {
+	default:
 		write(p+"4242/cgroup", "0::/bench.slice\n")
 	}
 	for i, t := range s.tasks {
@@ -203,11 +217,34 @@ func (h host) proc(dir string, s state) {
 	if dir != "proc" {
 		sys = h.name + "/sys-" + strings.TrimPrefix(dir, "proc-") + "/"
 	}
+	v2stat := func(periods, throttled, ns uint64) string {
+		return fmt.Sprintf("usage_usec 123456\nuser_usec 100000\nsystem_usec 23456\nnr_periods %d\nnr_throttled %d\nthrottled_usec %d\nnr_bursts 0\nburst_usec 0\n", periods, throttled, ns/1000)
+	}
+	switch h.layout {
+	case "hybrid":
+		// The cpu controller is on v1; the unified hierarchy has none, so
+		// its cpu.stat holds only the usage lines.
+		write(sys+"fs/cgroup/cpu,cpuacct/bench/cpu.stat", fmt.Sprintf("nr_periods %d\nnr_throttled %d\nthrottled_time %d\n", s.cgPeriods, s.cgThrottled, s.cgThrottledNs))
+		write(sys+"fs/cgroup/cpu,cpuacct/bench/cpu.cfs_quota_us", "200000\n")
+		write(sys+"fs/cgroup/cpu,cpuacct/bench/cpu.cfs_period_us", "100000\n")
+		write(sys+"fs/cgroup/unified/cgroup.controllers", "\n")
+		write(sys+"fs/cgroup/unified/bench.service/cpu.stat", "usage_usec 123456\nuser_usec 100000\nsystem_usec 23456\n")
+		return
+	case "nested":
+		// The quota (half a CPU) is on the parent: the parent's cpu.stat
+		// counts the throttling, the child's stays at its base.
+		write(sys+"fs/cgroup/cgroup.controllers", "cpuset cpu io memory pids\n")
+		write(sys+"fs/cgroup/bench.slice/cpu.max", "50000 100000\n")
+		write(sys+"fs/cgroup/bench.slice/cpu.stat", v2stat(s.cgPeriods, s.cgThrottled, s.cgThrottledNs))
+		write(sys+"fs/cgroup/bench.slice/run.scope/cpu.max", "max 100000\n")
+		write(sys+"fs/cgroup/bench.slice/run.scope/cpu.stat", v2stat(1000, 0, 0))
+		return
+	}
 	if h.cgroupV1 {
 		write(sys+"fs/cgroup/cpu,cpuacct/bench/cpu.stat", fmt.Sprintf("nr_periods %d\nnr_throttled %d\nthrottled_time %d\nnr_bursts 0\nburst_time 0\n", s.cgPeriods, s.cgThrottled, s.cgThrottledNs))
 	} else {
 		write(sys+"fs/cgroup/cgroup.controllers", "cpuset cpu io memory pids\n")
-		write(sys+"fs/cgroup/bench.slice/cpu.stat", fmt.Sprintf("usage_usec 123456\nuser_usec 100000\nsystem_usec 23456\nnr_periods %d\nnr_throttled %d\nthrottled_usec %d\nnr_bursts 0\nburst_usec 0\n", s.cgPeriods, s.cgThrottled, s.cgThrottledNs/1000))
+		write(sys+"fs/cgroup/bench.slice/cpu.stat", v2stat(s.cgPeriods, s.cgThrottled, s.cgThrottledNs))
 	}
 }
 
@@ -234,7 +271,14 @@ func main() {
 		},
 		nodes: [][]int{seq(0, 15), seq(16, 31)},
 	}
-	for _, h := range []host{epyc, sock} {
+	small := func(name, layout string, noPSI bool) host {
+		return host{name: name, ncpu: 4, layout: layout, noPSI: noPSI,
+			core:  func(cpu int) (int, int, []int) { return 0, cpu, []int{cpu} },
+			l3:    func(int) (int, []int) { return 0, seq(0, 3) },
+			nodes: [][]int{seq(0, 3)}}
+	}
+	hybrid, nested := small("hybrid4", "hybrid", true), small("nested4", "nested", false)
+	for _, h := range []host{epyc, sock, hybrid, nested} {
 		must(os.RemoveAll(filepath.Join(root, h.name)))
 		h.sys()
 	}
@@ -281,4 +325,19 @@ func main() {
 	a.cgThrottled += 5
 	a.cgThrottledNs += 30_000_000
 	sock.proc("proc-handpicked", a)
+
+	// hybrid4 and nested4 "busy": our process uses half of CPUs 0 and 1;
+	// the group with the quota was throttled in 4 of 10 periods, 200 ms of
+	// the second (20%).
+	for _, h := range []host{hybrid, nested} {
+		b = h.baseState()
+		h.proc("proc", b)
+		a = b.advance(map[int]uint64{0: 50, 1: 50}, nil, nil)
+		a.ownUser += 100
+		a.psiSomeUS += 20_000
+		a.cgPeriods += 10
+		a.cgThrottled += 4
+		a.cgThrottledNs += 200_000_000
+		h.proc("proc-busy", a)
+	}
 }
