@@ -102,16 +102,32 @@ spin_when() {
 }
 
 # outcomes FILE: the metric and outcome of every verdict row of the
-# candidate arm "cand" in FILE, one "metric outcome" line each.
+# candidate arm "cand" in decodegap interleave's table, one "metric outcome"
+# line each (the reason and quarantine lines below the table name "cand:").
 outcomes() {
 	awk '
 	/(^|[[:space:]])cand([[:space:]]|$)/ {
 		metric = ""; outcome = ""
 		for (i = 1; i <= NF; i++) {
-			if ($i ~ /^(p[0-9]+-)?sec\/op$|^ns\/op$|^p[0-9]+-ns\/op$|^cpu\/wall$/ && metric == "") metric = $i
+			if ($i ~ /^(p[0-9]+-)?sec\/op$|^(p[0-9]+-)?ns\/op$|^cpu\/wall$/ && metric == "") metric = $i
 			if ($i ~ /^(faster|slower|equivalent|undecided)$/ && outcome == "") outcome = $i
 		}
 		if (metric != "" && outcome != "") print metric, outcome
+	}' "$1"
+}
+
+# compare_outcomes FILE: the same from decodegap.Compare's log line
+# "cand vs base: ns/op slower: B/A … ; p50-ns/op equivalent: …; cpu/wall …".
+compare_outcomes() {
+	awk '
+	/cand vs base: / {
+		line = $0
+		sub(/.*cand vs base: /, "", line)
+		n = split(line, parts, /; /)
+		for (i = 1; i <= n; i++) {
+			split(parts[i], w, /[ :]+/)
+			if (w[2] ~ /^(faster|slower|equivalent|undecided)$/) print w[1], w[2]
+		}
 	}' "$1"
 }
 
@@ -144,7 +160,7 @@ run_compare() { # case trial
 	DECODEGAP_TRACE=$out.trace "$DIR/trials.test" -test.run '^$' -test.bench 'Compare$' \
 		-test.benchtime "$BENCHTIME" -test.count "$r" -cand-work "$w" >"$out.txt" 2>&1 || true
 	stop_spin
-	outcomes "$out.txt" | sed "s/^/$c compare /" >>"$TALLY"
+	compare_outcomes "$out.txt" | sed "s/^/$c compare /" >>"$TALLY"
 }
 
 for t in $(seq 1 "$TRIALS"); do
