@@ -42,6 +42,9 @@ type Model struct {
 	// measured on this host class (1–3% for the median step); the
 	// equivalence target applies to them.
 	HostLike bool
+	// Sigma is the per-block lognormal σ of the noise that does not
+	// cancel in B/A (before outliers, bursts and levels).
+	Sigma float64
 	// gen fills a trial of n rounds; B's true level is A's × (1+effect).
 	gen func(r *rand.Rand, n int, effect float64) Trial
 }
@@ -68,6 +71,7 @@ func Models() []Model {
 	return []Model{
 		{
 			Name:     "lognormal-p50",
+			Sigma:    p50Sigma,
 			Params:   "each block × lnN(0, 1.5%), independent (the median step on a quiet host)",
 			HostLike: true,
 			gen: func(r *rand.Rand, n int, e float64) Trial {
@@ -76,6 +80,7 @@ func Models() []Model {
 		},
 		{
 			Name:     "lognormal-wide",
+			Sigma:    wideSigma,
 			Params:   "each block × lnN(0, 3%) (the top of the host's 1–3% range for the median)",
 			HostLike: true,
 			gen: func(r *rand.Rand, n int, e float64) Trial {
@@ -84,6 +89,7 @@ func Models() []Model {
 		},
 		{
 			Name:     "weather",
+			Sigma:    0.01,
 			Params:   "per round one factor lnN(0, 10%) shared by all arms, each block × lnN(0, 1%)",
 			HostLike: true,
 			gen: func(r *rand.Rand, n int, e float64) Trial {
@@ -96,6 +102,7 @@ func Models() []Model {
 		},
 		{
 			Name:     "outliers",
+			Sigma:    meanSigma,
 			Params:   "each block × lnN(0, 3%); 5% of blocks × U(2, 5) (the mean step: heavy tails)",
 			HostLike: true,
 			gen: func(r *rand.Rand, n int, e float64) Trial {
@@ -109,7 +116,8 @@ func Models() []Model {
 			},
 		},
 		{
-			Name: "burst",
+			Name:  "burst",
+			Sigma: p50Sigma,
 			Params: "each block × lnN(0, 1.5%); rounds in the second half × U(1.1, 1.4) for all arms " +
 				"and each block × lnN(0, 5%) more; the screen marks 60% of those rounds contended",
 			HostLike: true,
@@ -136,6 +144,7 @@ func Models() []Model {
 		},
 		{
 			Name:     "drift",
+			Sigma:    p50Sigma,
 			Params:   "each block × lnN(0, 1.5%) × (1 + 15%·t), t from 0 to 1 over the run by block position in the random per-round order",
 			HostLike: true,
 			gen: func(r *rand.Rand, n int, e float64) Trial {
@@ -147,6 +156,7 @@ func Models() []Model {
 		},
 		{
 			Name:   "bimodal",
+			Sigma:  p50Sigma,
 			Params: "each block × lnN(0, 1.5%), at one of two levels 1 or 1+g (p = ½ each), g ~ U(5%, 15%) per trial (separate processes)",
 			gen: func(r *rand.Rand, n int, e float64) Trial {
 				g := 0.05 + 0.10*r.Float64()

@@ -17,6 +17,9 @@ type Counts struct {
 	// trial's rounds in fixed mode; the rounds up to the stop in
 	// sequential mode).
 	RoundsSum int
+	// PerTrial is the call of each trial, by trial index, so that two
+	// methods can be compared trial by trial (Discordant).
+	PerTrial []Call
 }
 
 // Rate returns the share of trials that got call c.
@@ -88,6 +91,7 @@ func Sequential(c Case, m Method) Counts {
 func parallel(n int, judge func(i int) (Call, int)) Counts {
 	workers := min(runtime.GOMAXPROCS(0), max(n, 1))
 	parts := make([]Counts, workers)
+	per := make([]Call, n)
 	var wg sync.WaitGroup
 	for w := range workers {
 		wg.Add(1)
@@ -95,6 +99,7 @@ func parallel(n int, judge func(i int) (Call, int)) Counts {
 			defer wg.Done()
 			for i := w; i < n; i += workers {
 				call, used := judge(i)
+				per[i] = call
 				parts[w].Trials++
 				parts[w].Calls[call]++
 				parts[w].RoundsSum += used
@@ -106,7 +111,58 @@ func parallel(n int, judge func(i int) (Call, int)) Counts {
 	for _, p := range parts {
 		total.add(p)
 	}
+	total.PerTrial = per
 	return total
+}
+
+// Discordant counts the trials, judged by two methods, in which only a and
+// only b made call want. The trials must be the same (same Case).
+func Discordant(a, b Counts, want Call) (onlyA, onlyB int) {
+	for i := range min(len(a.PerTrial), len(b.PerTrial)) {
+		ra, rb := a.PerTrial[i] == want, b.PerTrial[i] == want
+		switch {
+		case ra && !rb:
+			onlyA++
+		case rb && !ra:
+			onlyB++
+		}
+	}
+	return onlyA, onlyB
+}
+
+// FamilyZ returns the normal quantile for k one-sided checks made at once
+// at 2.5% in all (Bonferroni): with many cells, a true rate exactly at its
+// target would otherwise miss one of them by chance.
+func FamilyZ(k int) float64 {
+	return math.Sqrt2 * math.Erfinv(1-2*0.025/float64(max(k, 1)))
+}
+
+// MarginZ is Margin at normal quantile z instead of 1.96.
+func MarginZ(p float64, n int, z float64) float64 {
+	if n <= 0 {
+		return math.Inf(1)
+	}
+	return z * math.Sqrt(p*(1-p)/float64(n))
+}
+
+// Shortfall reports whether method a's right calls fall short of b's on the
+// same trials beyond chance: onlyB − onlyA > z·√(onlyA + onlyB), a McNemar
+// test on the discordant trials.
+func Shortfall(onlyA, onlyB int, z float64) bool {
+	return float64(onlyB-onlyA) > z*math.Sqrt(float64(onlyA+onlyB))
+}
+
+// EquivalenceBound is the best share of trials any test of n paired rounds
+// can call equivalent within ±delta when ln(B/A) is normal with per-round
+// standard deviation sigma and no true difference: a TOST at level alpha
+// with sigma known calls equivalent when |mean| < ln(1+delta) − z₁₋α·σ/√n.
+func EquivalenceBound(sigma float64, n int, delta, alpha float64) float64 {
+	se := sigma / math.Sqrt(float64(n))
+	w := math.Log1p(delta) - math.Sqrt2*math.Erfinv(1-2*alpha)*se
+	if w <= 0 {
+		return 0
+	}
+	return math.Erf(w / se / math.Sqrt2)
 }
 
 // Margin returns the half-width of the normal-approximation 95% interval of
@@ -165,8 +221,8 @@ type Savings struct {
 // CompareSequential runs c sequentially with m (c.Rounds as MaxRounds) and
 // fixed with m.Fixed at each N of grid (increasing) until one matches the
 // sequential run's rate of the right call. An N whose wrong-call rate is
-// above the sequential run's by more than the binomial margin does not
-// match: the error rates must be equal.
+// above both the sequential run's and the nominal 5% by more than the
+// binomial margin does not match: the error rates must be equal.
 func CompareSequential(c Case, m Method, grid []int) Savings {
 	s := Savings{Seq: Sequential(c, m), FixedN: math.Inf(1)}
 	goal := s.Seq.Rate(Target(c.Effect))
@@ -179,7 +235,7 @@ func CompareSequential(c Case, m Method, grid []int) Savings {
 		s.Grid = append(s.Grid, n)
 		s.Fixed = append(s.Fixed, counts)
 		rate := counts.Rate(Target(c.Effect))
-		if rate >= goal && Wrong(counts, c.Effect) <= wrongSeq+Margin(math.Max(wrongSeq, 0.05), c.Trials) {
+		if rate >= goal && Wrong(counts, c.Effect) <= math.Max(wrongSeq, 0.05)+Margin(math.Max(wrongSeq, 0.05), c.Trials) {
 			s.FixedN = float64(n)
 			if prevN > 0 && rate > prevRate && goal > prevRate {
 				s.FixedN = prevN + (float64(n)-prevN)*(goal-prevRate)/(rate-prevRate)

@@ -20,16 +20,9 @@ const (
 	powerCells = 200 // per cell of the power comparison with the U-test
 )
 
-// familyZ returns the z for a family of k one-sided checks at 2.5% in all
-// (Bonferroni): with many cells at once, a true rate exactly at the target
-// would otherwise fail one of them by chance.
-func familyZ(k int) float64 {
-	return math.Sqrt2 * math.Erfinv(1-2*0.025/float64(k))
-}
+func familyZ(k int) float64 { return FamilyZ(k) }
 
-func marginZ(p float64, n int, z float64) float64 {
-	return z * math.Sqrt(p*(1-p)/float64(n))
-}
+func marginZ(p float64, n int, z float64) float64 { return MarginZ(p, n, z) }
 
 func TestVerdictFalsePositiveRateUnderEveryModel(t *testing.T) {
 	models := Models()
@@ -66,17 +59,7 @@ func TestVerdictPowerTargets(t *testing.T) {
 	}
 }
 
-// equivalenceBound is the best rate of "equivalent" any test of n paired
-// rounds can reach when ln(B/A) is normal with per-round σ: a TOST at α 0.05
-// with σ known calls equivalent when |mean| < ln 1.02 − 1.645·σ/√n.
-func equivalenceBound(sigma float64, n int) float64 {
-	se := sigma / math.Sqrt(float64(n))
-	w := math.Log1p(0.02) - 1.645*se
-	if w <= 0 {
-		return 0
-	}
-	return math.Erf(w / se / math.Sqrt2)
-}
+func equivalenceBound(sigma float64, n int) float64 { return EquivalenceBound(sigma, n, 0.02, 0.05) }
 
 func TestVerdictEquivalenceOnHostLikeModels(t *testing.T) {
 	// Which models can reach the target at all: a perfect test on 20
