@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"go.uber.org/goleak"
 )
 
 // init keeps the main goroutine on the main thread, so that no test
@@ -43,5 +45,7 @@ func TestMain(m *testing.M) {
 		<-ctx.Done()
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	// No test may leave a goroutine behind (a sampler, a spinner, a lock
+	// waiter).
+	goleak.VerifyTestMain(m)
 }

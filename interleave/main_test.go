@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"go.uber.org/goleak"
 )
 
 // TestMain doubles as a fake benchmark binary: with NULLBAND_CHILD=1 in its
@@ -21,7 +23,8 @@ func TestMain(m *testing.M) {
 	if os.Getenv("NULLBAND_CHILD") == "1" {
 		os.Exit(child(os.Args[1:]))
 	}
-	os.Exit(m.Run())
+	// No run may leave a goroutine behind (an output reader, a waiter).
+	goleak.VerifyTestMain(m)
 }
 
 func child(args []string) int {
