@@ -28,30 +28,28 @@
 //     [1/(1+δ), 1+δ] (TOST, two one-sided tests at α); else Undecided.
 //     Faster/Slower inside ±δ carries the caveat WithinDelta.
 //  4. Calibration: the same test on n at the stricter α/5. When A'/A is
-//     itself significant the arms did not share the weather: NullShifted,
-//     and a decided outcome is withheld (Undecided). d and n share A, so
-//     this also drops false calls made because A alone was odd; in the
-//     simulation suite (nullband/sim) withholding rather than a caveat costs
-//     under one point of power and saves up to half a point of false
-//     positives.
-//  5. MDE: the |B/A−1| a fixed-sample test detects with about 80% power,
-//     (t₁₋α/₂ + t₀.₈)·σ/√n, σ the per-round scale that the interval's
-//     half-width implies (Student's t, n−1 degrees of freedom, carries the
-//     small-sample widening); MDEAt rescales it to other round counts.
-//     RoundsToDecide: the rounds at which the interval, at this σ and
-//     estimate, would exclude 1 or fit inside ±δ.
+//     itself significant the arms did not share the weather: NullShifted
+//     withholds a decided outcome. As d and n share A, it also drops calls
+//     made because A alone was odd; in nullband/sim, withholding rather
+//     than a caveat costs under a point of power and saves up to half a
+//     point of false positives.
+//  5. MDE: the |B/A−1| detected with about 80% power, (t₁₋α/₂ + t₀.₈)·σ/√n
+//     (Student's t, n−1 degrees of freedom), σ the per-round scale implied
+//     by the interval; MDEAt rescales it to other round counts.
+//     RoundsToDecide: the rounds at which the interval would exclude 1 or
+//     fit inside ±δ if σ and the estimate held.
 //
 // # Sequential mode (Options.MaxRounds > 0)
 //
 // Judge looks after every round (or every Options.Every rounds) from
-// MinRounds and stops at the first decided look. Each test spends its error rate over the information
-// fraction t = rounds/MaxRounds (Lan–DeMets, Spending: Pocock-type or
-// O'Brien–Fleming-type): the two-sided effect test α, each one-sided
-// equivalence test α. The boundary of each look is the order-statistic
-// index whose crossing probability, under sign flips of the observed
-// magnitudes (Monte Carlo, Options.Replicates, fixed Seed: deterministic),
-// reaches the spent level given no earlier crossing; later rounds never
-// change an earlier look. Sign-flip boundaries are exact conditional on the
+// MinRounds and stops at the first decided look. Each test spends its error
+// rate over the information fraction t = rounds/MaxRounds (Lan–DeMets;
+// Spending: Pocock- or O'Brien–Fleming-type): the two-sided effect test α,
+// each one-sided equivalence test α. The boundary of each look is the
+// order-statistic index whose crossing probability, under sign flips of
+// the observed magnitudes (Monte Carlo, Options.Replicates, fixed Seed:
+// deterministic), reaches the spent level given no earlier crossing; later
+// rounds never change an earlier look. Sign-flip boundaries are exact conditional on the
 // magnitudes, so no union bound or normal approximation is needed. Pocock
 // is the default: it stops clear effects early; O'Brien–Fleming keeps more
 // power for the last look when the noise is close to the effect.
