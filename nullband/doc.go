@@ -28,11 +28,12 @@
 //     [1/(1+δ), 1+δ] (TOST, two one-sided tests at α); else Undecided.
 //     Faster/Slower inside ±δ carries the caveat WithinDelta.
 //  4. Calibration: the same test on n at the stricter α/5. When A'/A is
-//     itself significant the arms did not share the weather: NullShifted
-//     withholds a decided outcome. As d and n share A, it also drops calls
-//     made because A alone was odd; in nullband/sim, withholding rather
-//     than a caveat costs under a point of power and saves up to half a
-//     point of false positives.
+//     itself significant the arms did not share the weather: NullShifted.
+//     A decided outcome then stands only if B/A' (same rounds, same index)
+//     decides it too, i.e. B differs from both instances of A; otherwise
+//     it is withheld. This only removes calls, so error rates hold. In
+//     nullband/sim it removes every false call that withholding all would,
+//     and keeps the power of a mere caveat.
 //  5. MDE: the |B/A−1| detected with about 80% power, (t₁₋α/₂ + t₀.₈)·σ/√n
 //     (Student's t, n−1 degrees of freedom), σ the per-round scale implied
 //     by the interval; MDEAt rescales it to other round counts.

@@ -75,7 +75,8 @@ const (
 	Straddles
 	// NullShifted: A'/A is itself significant at level α/5 (its
 	// NullConfidence interval excludes 1): the arms did not share the
-	// weather, so B/A is not trusted (undecided).
+	// weather. A decided outcome stands only when B/A' decides it too
+	// (Verdict.VsNullLo, VsNullHi): a caveat then, else undecided.
 	NullShifted
 	// TooManyQuarantined: more than Options.MaxQuarantined of the complete
 	// rounds were quarantined (undecided).
@@ -267,6 +268,10 @@ type Verdict struct {
 	// NullConfidence = 1 − α/5; NaN without a null arm.
 	NullRatio, NullLo, NullHi, NullP float64
 	NullConfidence                   float64
+	// VsNullLo and VsNullHi bound B/A' at the interval's level, over the
+	// same rounds: computed only when NullShifted and B/A decided, which
+	// then stands only if B/A' decides the same way; 0 otherwise.
+	VsNullLo, VsNullHi float64
 	// Delta is Options.Delta.
 	Delta float64
 	// MDE is the smallest |B/A − 1| that a fixed-sample test at this
@@ -473,12 +478,37 @@ func (lk *look) verdict(s Samples, opt Options, looks int) Verdict {
 	v.MDE = mdeAt(sigma, len(lk.d), alpha)
 	se := sigma / math.Sqrt(float64(len(lk.d)))
 
+	// A shifted null arm keeps a decided outcome only when B/A' (over the
+	// same rounds, at the same index) decides it too: B then differs from
+	// both instances of A. This only removes calls, so the error rates
+	// stay those of B/A's test.
+	withheld := false
+	if nullShifted && lk.outcome != Undecided {
+		d2 := make([]float64, len(lk.idx))
+		for a, i := range lk.idx {
+			d2[a] = math.Log(lk.rounds[i].B / lk.rounds[i].Null)
+		}
+		w2 := walsh(d2)
+		lo2, hi2 := bounds(w2, lk.kEff)
+		v.VsNullLo, v.VsNullHi = math.Exp(lo2), math.Exp(hi2)
+		switch lk.outcome {
+		case Slower:
+			withheld = !(lo2 > 0)
+		case Faster:
+			withheld = !(hi2 < 0)
+		case Equivalent:
+			withheld = !(w2[lk.kLo-1] > -L && w2[len(w2)-lk.kHi] < L)
+		}
+	}
+
 	switch {
 	case lk.tooMany:
 		v.Outcome = Undecided
 		v.Reasons = append(v.Reasons, TooManyQuarantined)
-	case nullShifted:
+	case nullShifted && (lk.outcome == Undecided || withheld):
 		v.Outcome = Undecided
+		v.Reasons = append(v.Reasons, NullShifted)
+	case nullShifted:
 		v.Reasons = append(v.Reasons, NullShifted)
 	case lk.outcome == Undecided && lk.kEff < 1:
 		v.Reasons = append(v.Reasons, TooFewRounds)

@@ -54,15 +54,23 @@ func TestJudgeTenPercentIsSlower(t *testing.T) {
 		assert.Less(t, v.Lo, v.Ratio)
 		assert.Greater(t, v.Hi, v.Ratio)
 		assert.Greater(t, v.Lo, 1.0)
-		if v.Outcome == Slower {
+		switch {
+		case v.Outcome == Slower && v.Has(NullShifted):
+			// A' strays from A, and B is slower than A' too: a caveat.
+			slower++
+			assert.Greater(t, v.VsNullLo, 1.0)
+			assert.Equal(t, []Reason{NullShifted}, v.Reasons)
+		case v.Outcome == Slower:
 			slower++
 			assert.Empty(t, v.Reasons)
 			assert.Zero(t, v.RoundsToDecide)
-		} else {
+			assert.Zero(t, v.VsNullLo, "B/A' is only judged when A' strays")
+		default:
 			assert.Equal(t, []Reason{NullShifted}, v.Reasons, "seed %d", seed)
+			assert.LessOrEqual(t, v.VsNullLo, 1.0)
 		}
 	}
-	assert.GreaterOrEqual(t, slower, 37, "NullShifted withholds about 1%")
+	assert.GreaterOrEqual(t, slower, 38, "NullShifted withholds rarely")
 	v, err := Judge(synth(1, 12, 0.10, 0.01, 1/1.10), Options{})
 	require.NoError(t, err)
 	assert.Equal(t, Faster, v.Outcome, v.Reasons)
@@ -301,4 +309,30 @@ func TestTQuantile(t *testing.T) {
 	assert.InDelta(t, 2.262, tQuantile(0.975, 9), 1e-3)
 	assert.InDelta(t, 2.093, tQuantile(0.975, 19), 1e-3)
 	assert.InDelta(t, 0.883, tQuantile(0.80, 9), 1e-3)
+}
+
+// A odd in every round: B/A and A'/A both read "slower", B/A' does not, so
+// the call is withheld; B slower than both instances keeps its call.
+func TestNullShiftedWithholdsOnlyWhatAExplains(t *testing.T) {
+	s := synth(19, 12, 0.10, 0.005, 1.0)
+	for i := range s.Base {
+		s.Base[i] *= 0.97
+	}
+	v, err := Judge(s, Options{})
+	require.NoError(t, err)
+	assert.Equal(t, Undecided, v.Outcome)
+	assert.Equal(t, []Reason{NullShifted}, v.Reasons)
+	assert.Greater(t, v.Lo, 1.0, "B/A alone would say slower")
+	assert.Greater(t, v.NullLo, 1.0)
+	assert.Less(t, v.VsNullLo, 1.0)
+	assert.Equal(t, -1, v.RoundsToDecide)
+
+	for i := range s.Candidate {
+		s.Candidate[i] *= 1.05
+	}
+	v, err = Judge(s, Options{})
+	require.NoError(t, err)
+	assert.Equal(t, Slower, v.Outcome)
+	assert.Equal(t, []Reason{NullShifted}, v.Reasons)
+	assert.Greater(t, v.VsNullLo, 1.0)
 }

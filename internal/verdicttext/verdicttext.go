@@ -119,8 +119,8 @@ func Write(w io.Writer, rows []Row, n Names) error {
 				fmt.Fprintf(&b, "quarantined rounds of %s (left out of the test):\n", label(r))
 			}
 			listed++
-			fmt.Fprintf(&b, "  round %d: %s %s, %s %s, %s %s: %s\n", q.Label, n.Base, value(q.A, r.Metric),
-				n.Null, value(q.Null, r.Metric), r.Arm, value(q.B, r.Metric), cause(q, r.Verdict))
+			b.WriteString("  " + wrap(fmt.Sprintf("round %d: %s %s, %s %s, %s %s: %s", q.Label, n.Base, value(q.A, r.Metric),
+				n.Null, value(q.Null, r.Metric), r.Arm, value(q.B, r.Metric), cause(q, r.Verdict)), Width-2))
 		}
 	}
 	_, err := io.WriteString(w, b.String())
@@ -186,12 +186,26 @@ func reasonText(x nullband.Reason, rows []Row, n Names) string {
 		}
 		return s + "."
 	case nullband.NullShifted:
+		var held, kept []string
 		for _, r := range rows {
-			list = append(list, fmt.Sprintf("%s: %s/%s %s, %s CI %s, p=%.3f", label(r), n.Null, n.Base,
-				ratio(r.Verdict.NullRatio), pct0(r.Verdict.NullConfidence), interval(r.Verdict.NullLo, r.Verdict.NullHi), r.Verdict.NullP))
+			e := fmt.Sprintf("%s: %s/%s %s, %s CI %s, p=%.3f", label(r), n.Null, n.Base,
+				ratio(r.Verdict.NullRatio), pct0(r.Verdict.NullConfidence), interval(r.Verdict.NullLo, r.Verdict.NullHi), r.Verdict.NullP)
+			if r.Verdict.Outcome == nullband.Undecided {
+				held = append(held, e)
+			} else {
+				kept = append(kept, e+fmt.Sprintf("; B/%s %s", n.Null, interval(r.Verdict.VsNullLo, r.Verdict.VsNullHi)))
+			}
 		}
-		return fmt.Sprintf("withheld: %s, a second instance of %s, differs from %s itself (%s): the arms did not share the host's conditions, so B/A is not trusted; run again.",
-			n.Null, n.Base, n.Base, strings.Join(list, "; "))
+		var parts []string
+		if len(held) > 0 {
+			parts = append(parts, fmt.Sprintf("withheld: %s, a second instance of %s, differs from %s itself (%s): the arms did not share the host's conditions, and B against %s does not confirm B/A; run again.",
+				n.Null, n.Base, n.Base, strings.Join(held, "; "), n.Null))
+		}
+		if len(kept) > 0 {
+			parts = append(parts, fmt.Sprintf("caveat: %s, a second instance of %s, differs from %s itself (%s): the arms did not share the host's conditions, but B differs from both instances the same way.",
+				n.Null, n.Base, n.Base, strings.Join(kept, "; ")))
+		}
+		return strings.Join(parts, "\n")
 	case nullband.TooManyQuarantined:
 		for _, r := range rows {
 			list = append(list, fmt.Sprintf("%s: %d of %d", label(r), r.Verdict.Quarantined, len(r.Verdict.Rounds)))
@@ -244,7 +258,7 @@ func cause(q nullband.Round, v nullband.Verdict) string {
 	case nullband.Contended:
 		return "contended (the contention screen marked it)"
 	case nullband.Extreme:
-		return fmt.Sprintf("extreme (the arms spread %s, over the limit %s)", spread(q.Spread), spread(v.SpreadLimit))
+		return fmt.Sprintf("extreme (the arms spread %s, limit %s)", spread(q.Spread), spread(v.SpreadLimit))
 	}
 	return q.Cause.String()
 }

@@ -93,18 +93,35 @@ func TestNullShiftedAndQuarantine(t *testing.T) {
 	}
 	s.Candidate[5] *= 3 // one wild block
 	v := judge(t, s)
+	require.Equal(t, nullband.Slower, v.Outcome, "B is slower than both A and A'")
 	require.Equal(t, []nullband.Reason{nullband.NullShifted}, v.Reasons)
 	require.Equal(t, 1, v.Quarantined)
-	out := write(t, []Row{{Bench: "X", Arm: "new", Metric: "ns/op", Verdict: v}})
+	// A odd (3% fast) in every round: B/A and A'/A both read slower.
+	odd := synth(9, 12, 0.005, 1.0)
+	for i := range odd.Base {
+		odd.Base[i] *= 0.97
+	}
+	w := judge(t, odd)
+	require.Equal(t, nullband.Undecided, w.Outcome)
+	require.Equal(t, []nullband.Reason{nullband.NullShifted}, w.Reasons)
+
+	out := write(t, []Row{{Bench: "X", Arm: "new", Metric: "sec/op", Verdict: v}, {Bench: "X", Arm: "odd", Metric: "sec/op", Verdict: w}})
 	flat := strings.Join(strings.Fields(out), " ")
 	assert.Contains(t, flat, fmt.Sprintf("withheld: null, a second instance of old, differs from old itself "+
-		"(new ns/op: null/old %.3f, 99%% CI %.3f–%.3f, p=%.3f): the arms did not share the host's conditions, "+
-		"so B/A is not trusted; run again.", v.NullRatio, v.NullLo, v.NullHi, v.NullP))
+		"(odd sec/op: null/old %.3f, 99%% CI %.3f–%.3f, p=%.3f): the arms did not share the host's conditions, "+
+		"and B against null does not confirm B/A; run again.", w.NullRatio, w.NullLo, w.NullHi, w.NullP))
+	assert.Contains(t, flat, fmt.Sprintf("caveat: null, a second instance of old, differs from old itself "+
+		"(new sec/op: null/old %.3f, 99%% CI %.3f–%.3f, p=%.3f; B/null %.3f–%.3f): the arms did not share the host's conditions, "+
+		"but B differs from both instances the same way.", v.NullRatio, v.NullLo, v.NullHi, v.NullP, v.VsNullLo, v.VsNullHi))
 	r := v.Rounds[5]
-	assert.Contains(t, out, fmt.Sprintf("quarantined rounds of new ns/op (left out of the test):\n"+
-		"  round 6: old %s, null %s, new %s: extreme (the arms spread %.1f%%, over the limit %.1f%%)\n",
-		value(r.A, "ns/op"), value(r.Null, "ns/op"), value(r.B, "ns/op"), 100*math.Expm1(r.Spread), 100*math.Expm1(v.SpreadLimit)))
+	assert.Contains(t, out, fmt.Sprintf("quarantined rounds of new sec/op (left out of the test):\n"+
+		"  round 6: old %s, null %s, new %s: extreme (the arms spread %.1f%%, limit %.1f%%)\n",
+		value(r.A, "sec/op"), value(r.Null, "sec/op"), value(r.B, "sec/op"), 100*math.Expm1(r.Spread), 100*math.Expm1(v.SpreadLimit)))
 	assert.Equal(t, "35.00µs", value(35000, "ns/op"))
+	assert.Equal(t, "35.00µs", value(35e-6, "sec/op"))
+	for _, line := range strings.Split(out, "\n") {
+		assert.LessOrEqual(t, len([]rune(line)), Width, line)
+	}
 }
 
 func TestNoBenchColumn(t *testing.T) {
