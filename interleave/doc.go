@@ -22,6 +22,18 @@
 // ("# round N order a null b") and a screen's detail
 // ("# round N arm NAME screen WORD: …").
 //
+// # Failures
+//
+// Each run's process leads its own process group. A run still going after
+// Runner.Timeout is sent SIGINT, then SIGKILL after Runner.Grace, as a
+// group; whatever a run leaves in its group when it exits is killed. Output
+// is read line by line whatever the lines' length; what is not text is
+// quoted and shortened before a person sees it. A run that fails (Cause:
+// it could not start, exited non-zero, timed out, printed no result, a
+// malformed or non-finite one, or two of one benchmark) is reported at that
+// run, with the line at fault, as a comment in Out and a Run with Err set;
+// the Runner goes on up to Runner.MaxFailed failures, keeping every good run.
+//
 // # Stopping early
 //
 // The orders are drawn one round at a time, so a plan's cost does not grow

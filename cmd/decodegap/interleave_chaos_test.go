@@ -139,5 +139,6 @@ func TestInterleaveManyRoundsCostLittle(t *testing.T) {
 	assert.Equal(t, 1, ee.ExitCode(), "%s", out)
 	assert.Contains(t, string(out), "decodegap interleave: 30000000 runs (3 arms × 10000000 rounds")
 	maxRSS := cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss // KiB
+	t.Logf("peak RSS with -rounds 10000000: %d KiB", maxRSS)
 	assert.Less(t, maxRSS, int64(100<<10), "peak RSS %d KiB", maxRSS)
 }
