@@ -138,15 +138,49 @@ func TestQuarantineSymmetricInArms(t *testing.T) {
 			assert.InDelta(t, v.Rounds[i].Spread, w.Rounds[i].Spread, 1e-12)
 		}
 	}
-	// Swapping A and B in every round mirrors the verdict exactly.
+	// The baseline pools A and A': swapping them in every round changes
+	// nothing.
 	sw := s
-	sw.Base, sw.Candidate = s.Candidate, s.Base
+	sw.Base, sw.Null = s.Null, s.Base
 	w, err := Judge(sw, Options{})
+	require.NoError(t, err)
+	assert.InDelta(t, v.Ratio, w.Ratio, 1e-12)
+	assert.InDelta(t, v.Lo, w.Lo, 1e-12)
+	assert.InDelta(t, v.Hi, w.Hi, 1e-12)
+	assert.Equal(t, v.P, w.P)
+	// Without a null arm, swapping A and B mirrors the verdict exactly.
+	s.Null = nil
+	v, err = Judge(s, Options{})
+	require.NoError(t, err)
+	sw = s
+	sw.Base, sw.Candidate = s.Candidate, s.Base
+	w, err = Judge(sw, Options{})
 	require.NoError(t, err)
 	assert.InDelta(t, 1/v.Ratio, w.Ratio, 1e-12)
 	assert.InDelta(t, 1/v.Hi, w.Lo, 1e-12)
 	assert.InDelta(t, 1/v.Lo, w.Hi, 1e-12)
 	assert.Equal(t, v.P, w.P)
+}
+
+// With a null arm the effect is B against both instances of A pooled:
+// ln B − ½(ln A + ln A'), so a round where A' sits above A by 2% and B
+// above A by 2% has effect +1%, not +2%.
+func TestEffectPoolsBothInstancesOfA(t *testing.T) {
+	r := Round{A: 1, B: 1.02, Null: 1.02, Ratio: 1.02, NullRatio: 1.02}
+	assert.InDelta(t, math.Log(1.02)/2, effectLog(r), 1e-12)
+	r.Null, r.NullRatio = math.NaN(), math.NaN()
+	assert.InDelta(t, math.Log(1.02), effectLog(r), 1e-12)
+	// Every round B = 1.03·√(A·A'): the estimate is 1.03 exactly.
+	var s Samples
+	for i := range 12 {
+		a, a2 := 1+0.01*float64(i%5), 1+0.013*float64(i%3)
+		s.Base, s.Null = append(s.Base, a), append(s.Null, a2)
+		s.Candidate = append(s.Candidate, 1.03*math.Sqrt(a*a2))
+	}
+	v, err := Judge(s, Options{})
+	require.NoError(t, err)
+	assert.InDelta(t, 1.03, v.Ratio, 1e-9)
+	assert.Equal(t, Slower, v.Outcome)
 }
 
 func TestTooManyQuarantined(t *testing.T) {
