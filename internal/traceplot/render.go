@@ -562,8 +562,13 @@ func isPercent(k string) bool { return strings.HasSuffix(k, "_pct") }
 // one panel that says so.
 func contentionPanels(t *trace.Trace) []*panel {
 	pct, other := map[string]bool{}, map[string]bool{}
-	unavailable := map[string]string{}
+	unavailable := map[string]string{} // the first reason given
+	missed := map[string]int{}         // windows without the figure
+	windows := 0                       // boundaries that end a window
 	for _, b := range t.Boundaries {
+		if len(b.Contention) > 0 || len(b.Unavailable) > 0 {
+			windows++
+		}
 		for k := range b.Contention {
 			if isPercent(k) {
 				pct[k] = true
@@ -572,6 +577,7 @@ func contentionPanels(t *trace.Trace) []*panel {
 			}
 		}
 		for k, why := range b.Unavailable {
+			missed[k]++
 			if _, ok := unavailable[k]; !ok {
 				unavailable[k] = why
 			}
@@ -586,7 +592,11 @@ func contentionPanels(t *trace.Trace) []*panel {
 				parts = append(parts, fmt.Sprintf("and %d more", len(ks)-3))
 				break
 			}
-			parts = append(parts, fmt.Sprintf("%s (%s)", figureName(k), unavailable[k]))
+			where := ""
+			if pct[k] || other[k] { // drawn where it was read
+				where = fmt.Sprintf(" in %d of %d windows", missed[k], windows)
+			}
+			parts = append(parts, fmt.Sprintf("%s%s (%s)", figureName(k), where, unavailable[k]))
 		}
 		missing = "\nunavailable: " + strings.Join(parts, "; ")
 	}

@@ -331,3 +331,16 @@ func TestRenderThinned(t *testing.T) {
 	assert.False(t, hasText(svg, "requested"))
 	assert.False(t, hasText(svg, "overshoot"))
 }
+
+// A figure missing from some windows only is drawn where it was read, and
+// the title says in how many windows it was not.
+func TestRenderFigureMissingInSomeWindows(t *testing.T) {
+	tr := synthetic("gaps", 128, flat, trace.Steady{Class: trace.ClassFlat, Start: 0, End: 128})
+	// Boundaries at 0, 32, 64, 96, 128: the four windows end at 32..128.
+	tr.Boundaries[0].Contention, tr.Boundaries[0].Unavailable = nil, nil
+	delete(tr.Boundaries[2].Contention, trace.ContentionForeignBusyPct)
+	tr.Boundaries[2].Unavailable = map[string]string{trace.ContentionForeignBusyPct: "no clock tick counted"}
+	svg := svgOf(t, tr)
+	assert.True(t, hasText(svg, "foreign-% in 1 of 4 windows (no clock tick counted)"), "texts: %q", texts(svg))
+	assert.True(t, hasText(svg, "psi_cpu_some_avg10 (no /proc/pressure/cpu)"), "never read: no count")
+}
