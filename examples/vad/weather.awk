@@ -4,7 +4,9 @@
 # "host: contended: ..." or "host: clean ..." line; testing may cut a long
 # log, so only screened blocks are counted) and the median and largest
 # foreign-%, psi-some-% and load1 of the result lines. When most screened
-# blocks were contended it says what that costs the verdicts and what to do.
+# blocks were contended it says what that costs the verdicts and what to do
+# (decodegap.Compare sets aside a round only when its blocks disagree: some
+# contended, others not).
 #
 #   awk -v count=ROUNDS -f weather.awk bench.txt
 #
@@ -41,11 +43,12 @@ END {
 	printf "  contended: %d of the %d blocks screened (%.0f%%); over all %d blocks: %s, %s, %s\n",
 		contended, screened, 100 * contended / screened, blocks, fig("foreign-%", fo, nfo), fig("psi-some-%", ps, nps), fig("load1", ld, nld)
 	if (2 * contended > screened) {
-		print "  Most blocks ran while other work used these CPUs: a verdict sets aside every round with a contended block,"
-		print "  and calls a comparison undecided when more than half of its rounds are set aside, so these verdicts are"
-		print "  weaker for it (fewer rounds used, more undecided). For firmer ones: run one benchmark at a time on this host"
-		print "  (go run ./cmd/decodegap lock -- make bench), use a quieter host, or run more rounds (BENCH_COUNT=" 2 * count " make bench)."
+		print "  Most blocks ran while other work used these CPUs. Pairing within a round cancels the weather its arms"
+		print "  shared, not the noise it adds: the intervals are wider and more verdicts undecided, and a round whose"
+		print "  arms met different weather (some blocks contended, others not) is set aside. For firmer verdicts: run one"
+		print "  benchmark at a time on this host (go run ./cmd/decodegap lock -- make bench), use a quieter host, or run"
+		print "  more rounds (BENCH_COUNT=" 2 * count " make bench)."
 	} else if (contended > 0) {
-		print "  The verdicts set aside the rounds with a contended block; the rest decide."
+		print "  The verdicts set aside each round whose arms met different weather (some blocks contended, others not)."
 	}
 }
