@@ -1,33 +1,62 @@
-# gapbench: `make bench` runs the main comparison, `make test` runs every check.
-# Both work on a fresh clone: they install what they need themselves.
+# gapbench: `make bench` runs the main comparison, `make test` runs every check
+# (CI runs `make test` from .ci/run). Both work on a fresh clone: they install
+# what they need themselves.
 
 GO ?= go
-# Library packages run under the race detector; commands and examples without it
-# (their tests build and run child processes and are slow under -race).
-LIBPKGS = ./decodegap/... ./hostmon/... ./nullband/... ./interleave/... ./internal/...
-OTHERPKGS = ./cmd/... ./examples/...
+STEP = bash scripts/step.sh
+# Packages tested under the race detector: the library packages, whose code
+# and tests run goroutines and threads; all of internal/ but traceplot, which
+# draws on one goroutine and would alone pull gonum/plot with its font, PDF
+# and LaTeX modules into the second, instrumented build that -race needs.
+# Commands and examples run without it (their tests build and run child
+# processes and are slow under -race).
+RACEPKGS = ./decodegap/... ./hostmon/... ./nullband/... ./interleave/... \
+	$$($(GO) list ./internal/... | grep -v '/internal/traceplot$$')
+OTHERPKGS = ./internal/traceplot ./cmd/... ./examples/...
 
-.PHONY: test bench fmtcheck vet staticcheck unit deps
+.PHONY: test test-intro bench fmtcheck vet staticcheck unit deps
 
-test: deps fmtcheck vet staticcheck unit
+# Each step says what it does before it starts and how long it took. The
+# first run on a fresh machine compiles for a long time: vet and staticcheck
+# compile every package and dependency (they share Go's build cache, so the
+# second reuses the first's compiled dependencies, but staticcheck also
+# builds itself and analyses every dependency's source), and -race compiles
+# the standard library and dependencies a second time, instrumented. Later
+# runs reuse the caches. Unit tests pass -vet=off: the vet step already ran
+# every analyser that go test would.
+test: test-intro deps fmtcheck vet staticcheck unit
+	@echo "make test: every check passed"
+
+test-intro:
+	@echo "make test: 5 steps (deps, fmtcheck, vet, staticcheck, unit). On fresh caches the"
+	@echo "first run compiles for 10 to 20 minutes on 2 cores, with minutes of silence"
+	@echo "inside vet, staticcheck and unit; later runs reuse the caches."
 
 deps:
-	$(GO) mod download
-	bash scripts/fetch-ort.sh
+	@$(STEP) deps "go mod download and scripts/fetch-ort.sh (ONNX Runtime and the Silero VAD model, once)" -- \
+		bash -c '$(GO) mod download && bash scripts/fetch-ort.sh'
 
 fmtcheck:
-	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
-	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+	@$(STEP) fmtcheck "gofmt -l on every .go file" -- bash -c '\
+	out=$$(gofmt -l $$(git ls-files "*.go" 2>/dev/null || find . -name "*.go")); \
+	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi'
 
 vet:
-	$(GO) vet ./...
+	@$(STEP) vet "go vet ./... (a first run compiles every package and dependency: several minutes)" -- \
+		$(GO) vet ./...
 
 staticcheck:
-	$(GO) tool staticcheck ./...
+	@$(STEP) staticcheck "go tool staticcheck ./... (a first run builds staticcheck and analyses every dependency: several minutes)" -- \
+		$(GO) tool staticcheck ./...
 
+# Both halves run even when the first fails, so one run shows every failure.
 unit:
-	$(GO) test -race -count=1 $(LIBPKGS)
-	$(GO) test -count=1 $(OTHERPKGS)
+	@status=0; \
+	$(STEP) unit-race "go test -race on the library packages (a first run compiles the standard library and dependencies again, instrumented: several minutes; each package reports when it ends)" -- \
+		$(GO) test -race -vet=off -count=1 $(RACEPKGS) || status=1; \
+	$(STEP) unit "go test on traceplot, the commands and the examples (they build and run real benchmarks: a few minutes)" -- \
+		$(GO) test -vet=off -count=1 $(OTHERPKGS) || status=1; \
+	exit $$status
 
 # bench: the main job. `deps` installs ONNX Runtime and the Silero VAD model;
 # examples/vad/bench.sh then runs BenchmarkVAD (1 or 2 intra-op threads ×
