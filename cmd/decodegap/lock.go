@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -31,7 +32,8 @@ died has released the lock already: its successor takes over.
 'decodegap interleave' takes the same lock.
 
 Exit status: CMD's (128+N when a signal N ended it); 1 when the lock could
-not be taken (within -timeout) or CMD could not start; 2 for bad usage.
+not be taken (within -timeout) or CMD could not start; 2 for bad usage; 130
+when interrupted while waiting for the lock.
 
 flags:
 `
@@ -57,6 +59,10 @@ func runLock(args []string, stdout, stderr io.Writer) int {
 	defer stop()
 	l, err := hostmon.Lock(ctx, *path, stderr)
 	if err != nil {
+		if errors.Is(ctx.Err(), context.Canceled) {
+			fmt.Fprintf(stderr, "decodegap lock: interrupted while waiting for the host lock %s; nothing was run\n", *path)
+			return 130
+		}
 		fmt.Fprintf(stderr, "decodegap lock: %v\n", err)
 		return 1
 	}

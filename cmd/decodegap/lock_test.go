@@ -101,3 +101,16 @@ func TestLockCommandForwardsSignals(t *testing.T) {
 		assert.Equal(t, hostmon.Holder{}, hostmon.ReadHolder(path), "released after the command")
 	}
 }
+
+// SIGINT while another process holds the lock: nothing runs, exit 130.
+func TestLockCommandInterruptedWhileWaiting(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "host.lock")
+	held, err := hostmon.Lock(context.Background(), path, nil)
+	require.NoError(t, err)
+	defer held.Unlock()
+	marker := filepath.Join(t.TempDir(), "ran")
+	cmd := exec.Command(buildDecodegap(t), "lock", "-path", path, "--", "touch", marker)
+	rest := interruptWhen(t, cmd, func(line string) bool { return strings.Contains(line, "waiting for host lock") })
+	assert.Contains(t, string(rest), "decodegap lock: interrupted while waiting for the host lock "+path+"; nothing was run\n")
+	assert.NoFileExists(t, marker)
+}
