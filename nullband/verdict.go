@@ -246,15 +246,13 @@ func (o Options) validate() error {
 	return nil
 }
 
-// Verdict is the judgement of B against A in one run. Ratios are B over
-// the baseline (B/√(A·A') with a null arm, B/A without; A'/A for the null
-// arm's); a ratio below 1 means B is faster.
+// Verdict is the judgement of B against A in one run. Ratios are B/A (or
+// A'/A); a ratio below 1 means B is faster.
 type Verdict struct {
 	// Outcome is what was decided; Reasons why not, or caveats.
 	Outcome Outcome
 	Reasons []Reason
-	// Ratio is exp of the Hodges–Lehmann estimate of the per-round effect
-	// dᵢ = ln Bᵢ − ½(ln Aᵢ + ln A'ᵢ) (ln(Bᵢ/Aᵢ) without a null arm); Lo and Hi
+	// Ratio is exp of the Hodges–Lehmann estimate of ln(B/A); Lo and Hi
 	// bound its Confidence interval (0 and +Inf when there is none; in
 	// sequential mode the repeated interval of the reported look).
 	Ratio, Lo, Hi float64
@@ -263,7 +261,7 @@ type Verdict struct {
 	EqLo, EqHi float64
 	// Confidence is Options.Confidence.
 	Confidence float64
-	// P is the two-sided signed-rank p-value of the effect (not adjusted for
+	// P is the two-sided signed-rank p-value of ln(B/A) (not adjusted for
 	// sequential looks).
 	P float64
 	// NullRatio, NullLo, NullHi and NullP are the same for A'/A, at
@@ -351,9 +349,8 @@ func Judge(s Samples, opt Options) (Verdict, error) {
 	// d holds ln(B/A) by round; a round's value does not depend on the
 	// look, only whether it is used does.
 	d := make([]float64, last)
-	rs, _ := screen(s, last, math.Inf(1))
 	for i := range last {
-		d[i] = effectLog(rs[i])
+		d[i] = math.Log(s.Candidate[i] / s.Base[i])
 	}
 	sg := newSigns(opt.Replicates, last, opt.Seed)
 	eff := newBoundary(d, 0, twoSided, sg)
@@ -421,7 +418,7 @@ func newLook(s Samples, m int, opt Options) *look {
 			continue
 		}
 		lk.idx = append(lk.idx, i)
-		lk.d = append(lk.d, effectLog(r))
+		lk.d = append(lk.d, math.Log(r.Ratio))
 		lk.nl = append(lk.nl, math.Log(r.NullRatio))
 	}
 	lk.tooMany = lk.complete > 0 && float64(lk.quarantined) > opt.MaxQuarantined*float64(lk.complete)
@@ -632,18 +629,6 @@ func screen(s Samples, m int, extreme float64) (rounds []Round, limit float64) {
 		}
 	}
 	return rounds, limit
-}
-
-// effectLog is round r's effect on the log scale: B against the baseline
-// pooled from both instances of A, ln B − ½(ln A + ln A') (ln(B/A) without
-// a null arm). Under "no difference" the round's three blocks are
-// exchangeable, and pooling halves the baseline's share of the noise: the
-// variance of the difference is 1.5σ² against 2σ² for B/A alone.
-func effectLog(r Round) float64 {
-	if math.IsNaN(r.Null) {
-		return math.Log(r.Ratio)
-	}
-	return math.Log(r.Ratio) - 0.5*math.Log(r.NullRatio)
 }
 
 // MDEAt returns the minimal detectable effect (a fraction, as Verdict.MDE)

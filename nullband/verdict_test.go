@@ -138,49 +138,15 @@ func TestQuarantineSymmetricInArms(t *testing.T) {
 			assert.InDelta(t, v.Rounds[i].Spread, w.Rounds[i].Spread, 1e-12)
 		}
 	}
-	// The baseline pools A and A': swapping them in every round changes
-	// nothing.
+	// Swapping A and B in every round mirrors the verdict exactly.
 	sw := s
-	sw.Base, sw.Null = s.Null, s.Base
-	w, err := Judge(sw, Options{})
-	require.NoError(t, err)
-	assert.InDelta(t, v.Ratio, w.Ratio, 1e-12)
-	assert.InDelta(t, v.Lo, w.Lo, 1e-12)
-	assert.InDelta(t, v.Hi, w.Hi, 1e-12)
-	assert.Equal(t, v.P, w.P)
-	// Without a null arm, swapping A and B mirrors the verdict exactly.
-	s.Null = nil
-	v, err = Judge(s, Options{})
-	require.NoError(t, err)
-	sw = s
 	sw.Base, sw.Candidate = s.Candidate, s.Base
-	w, err = Judge(sw, Options{})
+	w, err := Judge(sw, Options{})
 	require.NoError(t, err)
 	assert.InDelta(t, 1/v.Ratio, w.Ratio, 1e-12)
 	assert.InDelta(t, 1/v.Hi, w.Lo, 1e-12)
 	assert.InDelta(t, 1/v.Lo, w.Hi, 1e-12)
 	assert.Equal(t, v.P, w.P)
-}
-
-// With a null arm the effect is B against both instances of A pooled:
-// ln B − ½(ln A + ln A'), so a round where A' sits above A by 2% and B
-// above A by 2% has effect +1%, not +2%.
-func TestEffectPoolsBothInstancesOfA(t *testing.T) {
-	r := Round{A: 1, B: 1.02, Null: 1.02, Ratio: 1.02, NullRatio: 1.02}
-	assert.InDelta(t, math.Log(1.02)/2, effectLog(r), 1e-12)
-	r.Null, r.NullRatio = math.NaN(), math.NaN()
-	assert.InDelta(t, math.Log(1.02), effectLog(r), 1e-12)
-	// Every round B = 1.03·√(A·A'): the estimate is 1.03 exactly.
-	var s Samples
-	for i := range 12 {
-		a, a2 := 1+0.01*float64(i%5), 1+0.013*float64(i%3)
-		s.Base, s.Null = append(s.Base, a), append(s.Null, a2)
-		s.Candidate = append(s.Candidate, 1.03*math.Sqrt(a*a2))
-	}
-	v, err := Judge(s, Options{})
-	require.NoError(t, err)
-	assert.InDelta(t, 1.03, v.Ratio, 1e-9)
-	assert.Equal(t, Slower, v.Outcome)
 }
 
 func TestTooManyQuarantined(t *testing.T) {
@@ -369,4 +335,34 @@ func TestNullShiftedWithholdsOnlyWhatAExplains(t *testing.T) {
 	assert.Equal(t, Slower, v.Outcome)
 	assert.Equal(t, []Reason{NullShifted}, v.Reasons)
 	assert.Greater(t, v.VsNullLo, 1.0)
+}
+
+// Block times are right-skewed. ln(B/A) is symmetric under "no
+// difference" whatever the skew (A and B are exchangeable), so the test
+// keeps its level at any number of rounds; an effect that mixes arms
+// unevenly, such as ln B − ½(ln A + ln A'), is skewed too, and its
+// signed-rank test then calls "faster" ever more often as rounds grow.
+func TestSkewedNoiseKeepsTheLevel(t *testing.T) {
+	const trials, rounds = 600, 40
+	faster, slower := 0, 0
+	for i := range trials {
+		r := rand.New(rand.NewPCG(uint64(i), 5))
+		block := func() float64 { return math.Exp(0.005*r.NormFloat64()) * (1 + 0.02*r.ExpFloat64()) }
+		s := Samples{Base: make([]float64, rounds), Candidate: make([]float64, rounds), Null: make([]float64, rounds)}
+		for j := range rounds {
+			s.Base[j], s.Candidate[j], s.Null[j] = block(), block(), block()
+		}
+		v, err := Judge(s, Options{})
+		require.NoError(t, err)
+		switch v.Outcome {
+		case Faster:
+			faster++
+		case Slower:
+			slower++
+		}
+	}
+	// Each side at most 2.5% plus three binomial standard errors.
+	bound := trials * (0.025 + 3*math.Sqrt(0.025*0.975/trials))
+	assert.LessOrEqual(t, float64(faster), bound, "false faster")
+	assert.LessOrEqual(t, float64(slower), bound, "false slower")
 }
