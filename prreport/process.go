@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
+	"strings"
 	"time"
 
 	"golang.org/x/perf/benchfmt"
@@ -25,15 +27,14 @@ const UnitCPU = "cpu-sec/op"
 // ProcessRunner runs each arm of a round as its own process with
 // nullband's Runner, in an order drawn afresh each round.
 //
-// Before a job's first round it calibrates: it runs the base once with
-// -test.benchtime=Benchtime and takes the fewest iterations any of its
-// results ran as the job's N; every round then runs all three arms with
-// -test.benchtime=Nx, so the arms do the same work and no run repeats
-// testing's ramp-up. A run that prints exactly one result gets a UnitCPU
+// Before a job's first round it calibrates the job's N (see calibrate:
+// about Benchtime of CPU time a run); every round then runs all three arms
+// with -test.benchtime=Nx, so the arms do the same work and no run
+// repeats testing's ramp-up. A run that prints exactly one result gets a UnitCPU
 // value beside its own.
 type ProcessRunner struct {
-	// Benchtime is the calibration run's -test.benchtime (e.g. "100ms");
-	// empty means testing's default (1s).
+	// Benchtime is the CPU time a run aims at (e.g. "100ms"), or "Nx" for
+	// N iterations a run; empty means 1s.
 	Benchtime string
 	// Seed seeds the per-round orders (with the job and round mixed in).
 	Seed uint64
@@ -97,35 +98,68 @@ func (p *ProcessRunner) RunRound(ctx context.Context, j *Job, round int) ([]*ben
 	return out, nil
 }
 
-// calibrate runs j's base once at Benchtime and returns the fewest
-// iterations of its results.
+// calibrate returns j's iterations per run. Benchtime "Nx" gives N. A
+// duration runs j's base once at it (testing picks N0 from wall time),
+// then once at N0x to read the process CPU time c of N0 ops: N = N0 ×
+// Benchtime / c (at least N0, at most 50 × N0), so a run's CPU time, not
+// its wall time, is about Benchtime even when the host is busy and the
+// process start stays small beside the work.
 func (p *ProcessRunner) calibrate(ctx context.Context, j *Job) (int, error) {
-	a := j.Base
-	a.Name = "calibrate"
-	a.Args = append([]string(nil), a.Args...)
-	if p.Benchtime != "" {
-		a.Args = append(a.Args, "-test.benchtime="+p.Benchtime)
+	if n, ok := strings.CutSuffix(p.Benchtime, "x"); ok {
+		v, err := strconv.Atoi(n)
+		if err != nil || v < 1 {
+			return 0, fmt.Errorf("benchtime %q: want a duration or Nx with N ≥ 1", p.Benchtime)
+		}
+		return v, nil
 	}
-	plan, err := interleave.NewPlan([]interleave.Arm{a}, 1, 0)
+	bt := p.Benchtime
+	if bt == "" {
+		bt = "1s"
+	}
+	d, err := time.ParseDuration(bt)
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("benchtime %q: want a duration or Nx with N ≥ 1", p.Benchtime)
+	}
+	run := func(benchtime string) ([]interleave.Run, time.Duration, error) {
+		a := j.Base
+		a.Name = "calibrate"
+		a.Args = append(append([]string(nil), a.Args...), "-test.benchtime="+benchtime)
+		plan, err := interleave.NewPlan([]interleave.Arm{a}, 1, 0)
+		if err != nil {
+			return nil, 0, err
+		}
+		rec := &cpuRecorder{noScreen: "calibration run"}
+		runs, err := (&interleave.Runner{Plan: plan, Out: io.Discard, Screener: rec}).Run(ctx)
+		var cpu time.Duration
+		if len(rec.cpu) > 0 {
+			cpu = rec.cpu[0]
+		}
+		return runs, cpu, err
+	}
+	runs, _, err := run(bt)
 	if err != nil {
 		return 0, err
 	}
-	runs, err := (&interleave.Runner{Plan: plan, Out: io.Discard, NoScreen: "calibration run"}).Run(ctx)
-	if err != nil {
-		return 0, err
-	}
-	n := 0
-	for _, run := range runs {
-		for _, res := range run.Results {
-			if n == 0 || res.Iters < n {
-				n = res.Iters
+	n0 := 0
+	for _, r := range runs {
+		for _, res := range r.Results {
+			if n0 == 0 || res.Iters < n0 {
+				n0 = res.Iters
 			}
 		}
 	}
-	if n < 1 {
+	if n0 < 1 {
 		return 0, errors.New("the calibration run reported no iterations")
 	}
-	return n, nil
+	_, cpu, err := run(strconv.Itoa(n0) + "x")
+	if err != nil {
+		return 0, err
+	}
+	if cpu <= 0 {
+		return n0, nil
+	}
+	n := int(math.Ceil(float64(n0) * float64(d) / float64(cpu)))
+	return min(max(n, n0), 50*n0), nil
 }
 
 // cpuRecorder is a Screener that records each run's process CPU time and

@@ -191,3 +191,13 @@ func TestJobContended(t *testing.T) {
 	assert.InDelta(t, 11e-9, s.Candidate[0], 1e-18, "ns/op tidied to sec/op")
 	assert.True(t, math.IsNaN(s.Null[2]), "a missing arm is NaN")
 }
+
+func TestCalibrateBenchtime(t *testing.T) {
+	n, err := (&ProcessRunner{Benchtime: "500x"}).calibrate(context.Background(), &Job{})
+	require.NoError(t, err)
+	assert.Equal(t, 500, n, "Nx is taken as it is, nothing runs")
+	for _, bad := range []string{"0x", "abc", "-1s"} {
+		_, err := (&ProcessRunner{Benchtime: bad}).calibrate(context.Background(), &Job{})
+		assert.ErrorContains(t, err, "want a duration or Nx", bad)
+	}
+}

@@ -107,7 +107,7 @@ func parsePRFlags(args []string, stderr io.Writer) (f prFlags, pkgs []string, st
 	fs.IntVar(&f.minRounds, "min-rounds", 0, "first look of the sequential test, in `rounds`; 0 is the fewest that give an interval")
 	fs.Float64Var(&f.alpha, "alpha", 0.05, "family-wise error `rate` of the faster/slower calls across all rows (Holm)")
 	fs.Var(&f.delta, "delta", "equivalence `margin`: equivalent means within ±margin")
-	fs.StringVar(&f.benchtime, "benchtime", "100ms", "`time` of one run: a first run at this -test.benchtime sets the iterations N, then every run is -test.benchtime=Nx")
+	fs.StringVar(&f.benchtime, "benchtime", "100ms", "CPU `time` of one run (two calibration runs set the iterations N, then every run is -test.benchtime=Nx), or Nx")
 	fs.StringVar(&f.bench, "bench", ".", "only benchmarks whose name matches this `regexp`")
 	fs.StringVar(&f.units, "unit", "sec/op,cpu-sec/op,p50-sec/op", "comma-separated `units` to judge, those a benchmark reports (ns/op is sec/op; cpu-sec/op is the run's process CPU time per op; p50-sec/op is decodegap.Run's median step)")
 	fs.StringVar(&f.out, "o", "", "benchmark output `file` (must not exist); default pr-YYYYMMDD-HHMMSS.txt")
