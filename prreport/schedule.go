@@ -178,7 +178,8 @@ type RoundRunner interface {
 // budget goes where it can decide something.
 // At each look (each round from MinRounds on) a job's rows are judged in
 // sequential mode at the Bonferroni level (Alpha / rows), the first level
-// of Holm's procedure; the final verdicts come from JudgeFamily.
+// of Holm's procedure, a decided look confirmed with the replicates
+// JudgeFamily uses; the final verdicts come from JudgeFamily.
 type Scheduler struct {
 	// Jobs are the benchmarks to run.
 	Jobs []*Job
@@ -307,6 +308,20 @@ func (s *Scheduler) look(j *Job, m int) {
 			need = math.MaxInt32
 		case v.RoundsToDecide-j.Rounds > need:
 			need = v.RoundsToDecide - j.Rounds
+		}
+	}
+	// A look with Judge's default replicates is cheap but its boundaries
+	// are coarse at a family's level: confirm a stop with the replicates
+	// the final JudgeFamily uses, or the job could stop on a look that
+	// the final verdict does not repeat.
+	if decided && s.Options.Replicates == 0 {
+		opt.Replicates = nullband.FamilyReplicates(opt.Confidence)
+		for _, k := range j.order {
+			v, err := nullband.Judge(j.rows[k].samples(), opt)
+			if err != nil || v.Outcome == nullband.Undecided {
+				decided = false
+				break
+			}
 		}
 	}
 	j.Decided, j.need = decided, need
