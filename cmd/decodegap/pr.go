@@ -239,7 +239,7 @@ func runPR(args []string, stdout, stderr io.Writer) int {
 		describeSide(build.Base), describeSide(build.Head), f.seed, len(jobs), f.budget, f.maxRounds, f.benchtime)
 	fmt.Fprintf(stderr, "decodegap pr: %d benchmarks in %d packages, budget %v, results into %s\n", len(jobs), len(build.Packages), f.budget, f.out)
 
-	runner := &prreport.ProcessRunner{Seed: f.seed, Benchtime: f.benchtime}
+	runner := &prreport.ProcessRunner{Seed: f.seed, Benchtime: f.benchtime, Log: stderr}
 	if f.screen {
 		if sc, why := newScreener(); sc != nil {
 			runner.Screener = sc
