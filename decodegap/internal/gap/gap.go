@@ -431,9 +431,10 @@ func (h *history) add(over, cpu int64) {
 // choose returns the spin stretch (ns) for gaps of mean length mean (ns)
 // under the CPU ceiling maxCPU: the largest S = (q-quantile of the
 // overshoots) + calibMargin, q <= topQuantile, whose expected CPU per gap,
-// mean sleep charge + mean(max(S − overshoot, 0)), is within maxCPU × mean;
-// failing that, the smallest overshoot (which costs no spin). 0 when the
-// history is empty.
+// mean sleep charge + mean(max(S − overshoot, 0)), is within maxCPU × mean,
+// a stretch as long as the gap costing all of it; failing that, the
+// smallest overshoot (which costs no spin), or 0 (a plain sleep) when even
+// that is as long as the gap. 0 when the history is empty.
 func (h *history) choose(mean int64, maxCPU float64) int64 {
 	h.since = 0
 	n := h.n
@@ -459,9 +460,19 @@ func (h *history) choose(mean int64, maxCPU float64) int64 {
 			below--
 			sum -= s[below]
 		}
+		if spin >= mean {
+			// The gap would be spun whole: all of it is CPU.
+			if maxCPU >= 1 {
+				return spin
+			}
+			continue
+		}
 		if float64(int64(below)*spin-sum)/float64(n) <= budget {
 			return max(spin, 0)
 		}
+	}
+	if s[0] >= mean {
+		return 0 // a plain sleep: spinning would take the whole gap
 	}
 	return max(s[0], 0)
 }

@@ -404,6 +404,20 @@ func TestHistoryChooseNoRoom(t *testing.T) {
 	}
 }
 
+func TestHistoryChooseShortGap(t *testing.T) {
+	// A 20 µs gap on a host whose sleeps wake 20-40 µs late: any stretch
+	// covering the overshoot spins the whole gap, 100% CPU. Under the
+	// default ceiling that is refused for a plain sleep; accuracy first
+	// takes it.
+	over := uniformOver(128, 20000, 40000)
+	if got := fill(over, 5000).choose(20000, 0.4); got != 0 {
+		t.Errorf("spin under a 40%% ceiling = %d ns, want 0 (a plain sleep)", got)
+	}
+	if got := fill(over, 5000).choose(20000, 1); got < 20000 {
+		t.Errorf("spin with accuracy first = %d ns, want the gap spun whole (>= 20 µs)", got)
+	}
+}
+
 func TestHistoryChooseLongGap(t *testing.T) {
 	// A 2 ms gap under the default ceiling affords the 99th percentile even
 	// with a rare 1 ms preemption among the overshoots: the preemption
