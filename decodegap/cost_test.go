@@ -103,3 +103,45 @@ func BenchmarkAnalysisCost(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkCounterBudget proves the counter budget: "take" is the cost of
+// one counter snapshot (process counters, runtime metrics, the host
+// sampler and one user counter) on this host, and each run/ case is Run
+// with that snapshot machinery, reporting snap-% (the snapshots' share of
+// the timed loop, which the rate limit keeps at most 1%) beside its own
+// figures. Run it with
+//
+//	go test -run '^$' -bench CounterBudget -benchtime=20000x ./decodegap/
+func BenchmarkCounterBudget(b *testing.B) {
+	b.Run("take", func(b *testing.B) {
+		h, err := openHost(&settings{})
+		if err != nil || h.sampler == nil {
+			b.Skipf("no host sampler: %v %s", err, h.why)
+		}
+		defer h.close()
+		var reads float64
+		cr := &counterReader{samples: newMetricSamples(), sampler: h.sampler,
+			user: []Counter{{Name: "reads", Read: func() (float64, error) { reads++; return reads, nil }}}}
+		snaps := cr.prepare(maxSnapshots)
+		b.ReportAllocs()
+		i := 0
+		for b.Loop() {
+			snaps = cr.next(snaps)
+			cr.take(&snaps[len(snaps)-1], i)
+			i++
+		}
+	})
+	for _, tc := range []struct {
+		name string
+		cfg  RunConfig
+		step time.Duration
+	}{
+		{"run/nogap-1us", RunConfig{}, time.Microsecond},
+		{"run/hybrid-100us", RunConfig{Gap: Gap{Mean: 100 * time.Microsecond}}, 10 * time.Microsecond},
+		{"run/window4-1us", RunConfig{Window: 4}, time.Microsecond},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			Run(b, tc.cfg, Func(spinStep(tc.step)))
+		})
+	}
+}
