@@ -93,7 +93,7 @@ func Write(w io.Writer, rows []Row, n Names) error {
 		}
 		v := r.Verdict
 		fmt.Fprintf(tw, "%s%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", bench(r), r.Arm, r.Metric, v.Outcome,
-			ratio(v.Ratio), interval(v.Lo, v.Hi), marginOrMDE(v), rounds(v), benchstat(v))
+			ratio(v.Ratio), judgedInterval(v), marginOrMDE(v), rounds(v), benchstat(v))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -150,7 +150,42 @@ func notes(rows []Row, n Names) []string {
 	for _, x := range reasons {
 		lines = append(lines, reasonText(x, by[x], n))
 	}
+	if eq := equivalentRows(rows); len(eq) > 0 {
+		v := eq[0].Verdict
+		lines = append(lines, fmt.Sprintf("equivalent (%s): the %s interval marked (%s) lies inside ±%s: two one-sided tests, each at %s, rule out a change beyond the margin.",
+			labels(eq), pct0(1-2*(1-v.Confidence)), pct0(1-2*(1-v.Confidence)), pct(v.Delta), pct0(1-v.Confidence)))
+	}
 	return append(lines, errs...)
+}
+
+// equivalentRows are the rows whose verdict is equivalent.
+func equivalentRows(rows []Row) []Row {
+	var eq []Row
+	for _, r := range rows {
+		if r.Err == nil && r.Verdict.Outcome == nullband.Equivalent {
+			eq = append(eq, r)
+		}
+	}
+	return eq
+}
+
+// labels joins the rows' labels.
+func labels(rows []Row) string {
+	l := make([]string, len(rows))
+	for i, r := range rows {
+		l[i] = label(r)
+	}
+	return strings.Join(l, ", ")
+}
+
+// judgedInterval is the interval the outcome was judged on: the (1−2α)
+// interval of an equivalent verdict, marked with its level, else the
+// confidence interval the column names.
+func judgedInterval(v nullband.Verdict) string {
+	if v.Outcome == nullband.Equivalent {
+		return interval(v.EqLo, v.EqHi) + " (" + pct0(1-2*(1-v.Confidence)) + ")"
+	}
+	return interval(v.Lo, v.Hi)
 }
 
 // reasonText writes one reason, with the rows it concerns and their numbers.

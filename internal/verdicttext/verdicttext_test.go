@@ -56,7 +56,9 @@ func TestTableRows(t *testing.T) {
 	lines := strings.Split(out, "\n")
 	assert.Regexp(t, `^benchmark +arm +metric +verdict +B/A +95% CI +δ / MDE +rounds +benchstat$`, lines[0])
 	assert.Regexp(t, fmt.Sprintf(`^Step-2 +new +p50-sec/op +slower +%.3f +%.3f–%.3f +- +10 +`, slow.Ratio, slow.Lo, slow.Hi), lines[1])
-	assert.Regexp(t, `^Step-2 +same +sec/op +equivalent +1\.000 +\S+ +±2\.0% +20 +~ p=0\.\d{3}$`, lines[2])
+	// An equivalent row shows the interval it was judged on: the 90% one.
+	assert.Regexp(t, fmt.Sprintf(`^Step-2 +same +sec/op +equivalent +1\.000 +%.3f–%.3f \(90%%\) +±2\.0%% +20 +~ p=0\.\d{3}$`, same.EqLo, same.EqHi), lines[2])
+	assert.Contains(t, out, "equivalent (same sec/op): the 90% interval marked (90%) lies inside ±2.0%")
 	assert.Regexp(t, `^Step-2 +bad +sec/op +error +- +- +- +- +-$`, lines[3])
 	assert.Contains(t, out, "\nbad sec/op: no verdict: nullband: Samples.Base is empty\n")
 	assert.NotContains(t, out, "quarantined")
