@@ -118,7 +118,7 @@ type Gap struct {
 	// MaxCPU is, for GapHybrid with a learned Spin, the trade between
 	// accuracy and CPU: the largest share of the mean gap that a gap may
 	// keep the CPU busy (waking from the sleep and spinning), in (0, 1]. 0
-	// means 0.4, and at most 40 µs a gap (2% of a 2 ms gap). 1 puts
+	// means 0.4, and at most 90 µs a gap (4.5% of a 2 ms gap). 1 puts
 	// accuracy first: the stretch covers the 99th percentile of the
 	// lateness whatever it costs. The run reports what the gaps used as
 	// gap-cpu-%.
@@ -318,7 +318,7 @@ func (s *settings) validate(n int) error {
 	case g.Spin < 0:
 		return fmt.Errorf("%s.Gap.Spin = %v: want >= 0", t, g.Spin)
 	case g.MaxCPU < 0 || g.MaxCPU > 1 || g.MaxCPU != g.MaxCPU:
-		return fmt.Errorf("%s.Gap.MaxCPU = %v: want a fraction in (0, 1], or 0 for the default (0.4, at most 40µs a gap)", t, g.MaxCPU)
+		return fmt.Errorf("%s.Gap.MaxCPU = %v: want a fraction in (0, 1], or 0 for the default (0.4, at most 90µs a gap)", t, g.MaxCPU)
 	case g.Jitter < 0 || g.Jitter > 1 || g.Jitter != g.Jitter:
 		return fmt.Errorf("%s.Gap.Jitter = %v: want a fraction in [0, 1]", t, g.Jitter)
 	case g.Shape == GapTrace && len(g.Trace) == 0:

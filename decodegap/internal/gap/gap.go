@@ -73,17 +73,18 @@
 // and chooses S from the last 128 sleeps' overshoot (how late a sleep
 // wakes: wake-up minus requested wake-up) and the CPU time each sleep
 // charged the thread (CLOCK_THREAD_CPUTIME_ID around one sleep in 8, the
-// running mean of those for the others). A gap then costs
-// the sleep's CPU plus the spin from the wake-up to the deadline,
-// max(S − overshoot, 0), and is late by max(overshoot − S, 0). For each
-// candidate S = q-quantile of the overshoots + 1 µs, from q = 0.99 down,
-// the expected CPU of a gap is the mean sleep charge plus the mean of
-// max(S − overshoot, 0) over the 128; S is the largest whose expected CPU
-// is within Spec.MaxCPU × the mean gap (by default 40% of it and at most
-// 40 µs). When none is, S is the smallest
-// overshoot seen, which costs no spin at all and still takes it off the
-// lateness. So on a quiet host S sits at the 99th percentile (nearly every
-// gap on time), and where waking costs more or is more erratic the ceiling
+// running mean of those for the others). A gap then costs the sleep's CPU
+// plus the spin from the wake-up to the deadline, max(S − overshoot, 0),
+// and is late by max(overshoot − S, 0). For each candidate S = q-quantile
+// of the overshoots + 1 µs, from q = 0.99 down, the expected CPU of a gap
+// is the mean sleep charge plus the mean of max(S − overshoot, 0) over the
+// 128 (all of the gap when S is as long as the gap, which is then spun
+// whole); S is the largest whose expected CPU is within Spec.MaxCPU × the
+// mean gap (by default 40% of it and at most 90 µs). When none fits, S is
+// the smallest overshoot seen, which costs no spin and still takes that
+// much off the lateness (or 0, a plain sleep, when it is as long as the
+// gap). So on a quiet host S sits at the 99th percentile (nearly every gap
+// on time), and where waking costs more or is more erratic the ceiling
 // chooses a lower quantile: late gaps rather than CPU.
 //
 // Begin seeds the history with 1 discarded and 32 measured absolute sleeps
@@ -167,10 +168,10 @@ type Spec struct {
 // DefaultMaxCPU and DefaultMaxCPUTime are the CPU ceiling of a learned
 // spin stretch when Spec.MaxCPU is 0: the expected CPU time of a Hybrid gap
 // (sleep charge and spin) stays within DefaultMaxCPU of the mean gap and
-// within DefaultMaxCPUTime, so 40% of a 100 µs gap and 2% of a 2 ms one.
+// within DefaultMaxCPUTime, so 40% of a 100 µs gap and 4.5% of a 2 ms one.
 const (
 	DefaultMaxCPU     = 0.4
-	DefaultMaxCPUTime = 40 * time.Microsecond
+	DefaultMaxCPUTime = 90 * time.Microsecond
 )
 
 // Sequence yields the requested gaps of a Spec. Its API is modeled on an
