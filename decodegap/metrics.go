@@ -134,6 +134,9 @@ var metricTable = []metricDef{
 	}},
 	{"gc-pause-ns/op", "Go GC stop-the-world time per step (histogram estimate)", perOp(func(c *counterSpan) float64 { return c.gcPause })},
 	{"gc/op", "completed Go GC cycles per step", perOp(func(c *counterSpan) float64 { return float64(c.gcCycles) })},
+	{"snap-%", "time the counter snapshots took, of the timed loop's (the budget is 1%)", func(r *result) (float64, bool) {
+		return 100 * float64(r.snapNs) / float64(r.loopNs), r.loopNs > 0
+	}},
 }
 
 // metric is one value for b.ReportMetric.

@@ -38,7 +38,10 @@ type result struct {
 	out  outliers // the steps that dominate the mean, if any
 	gap  gapStats
 	proc counterSpan // process counters over the span they cover
-	host hostResult
+	// snapNs is the time the counter snapshots of the timed loop took, all
+	// of them; loopNs the timed loop's wall time (the counter budget).
+	snapNs, loopNs int64
+	host           hostResult
 	// census is the threads by phase and where the span's CPU went.
 	census census
 	// user is the config's Counters over the counter span.
@@ -153,8 +156,19 @@ func (c *counterSpan) cpuPerWall() float64 {
 func (r *runner) newResult() *result {
 	return &result{
 		n: r.rec.count, stride: r.rec.stride, window: r.window,
-		gap: r.gapStats(),
+		gap:    r.gapStats(),
+		snapNs: r.cr.costNs, loopNs: r.loopNs(),
 	}
+}
+
+// loopNs is the timed loop's wall time: from its start to the end of its
+// last snapshot.
+func (r *runner) loopNs() int64 {
+	if len(r.snaps) == 0 {
+		return 0
+	}
+	last := &r.snaps[len(r.snaps)-1]
+	return last.wallNs + last.costNs - r.loopStartNs
 }
 
 // fill computes the figures over the reported samples lat and gaps, the
