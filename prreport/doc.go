@@ -37,7 +37,10 @@
 // host most of the noise of sec/op is time spent waiting for a CPU, which
 // CPU time leaves out. It includes the process's start and the one probe
 // iteration testing runs before the N, the same in both arms, so it reads
-// a change slightly low, never high.
+// a change low by the start's share of a run's CPU time (which -benchtime
+// keeps small), never high. On a crowded host CPU time also grows with
+// the switching and cache refills others cause, so it is steadier than
+// sec/op, not immune.
 //
 // # Words
 //

@@ -19,7 +19,8 @@ import (
 // run's process CPU time (user + system, all threads, from wait4) divided
 // by the iterations it ran (N + 1: testing runs one probe iteration before
 // the N of -test.benchtime=Nx). It includes the process's start, so it
-// reads slightly low on a change (the start is the same in both arms); it
+// reads a change low by the start's share (the start is the same in both
+// arms); it
 // leaves out the time spent waiting for a CPU, which on a shared host is
 // most of the noise of sec/op.
 const UnitCPU = "cpu-sec/op"
