@@ -22,6 +22,8 @@
 #   BENCHTIME   steps per block                                 (default 2000x)
 #   SPIN_CPU    the CPU the A/A spinner is pinned to            (default 1)
 #   WORK_FIVE, WORK_TWO  B's -work percent                      (default 105, 102)
+#   UNTIL_DECIDED=1  interleave runs -until-decided -max-rounds ROUNDS_* instead of
+#               a fixed -rounds (Compare always stops when decided, -count the most)
 #   KEEP        folder for every trial's output (default: a temporary one, removed)
 #
 # Usage, from the repository root:
@@ -102,22 +104,28 @@ spin_when() {
 }
 
 # outcomes FILE: the metric and outcome of every verdict row of the
-# candidate arm "cand" in decodegap interleave's table, one "metric outcome"
-# line each (the reason and quarantine lines below the table name "cand:").
+# candidate arm "cand" in a verdict table (decodegap interleave's, and the one
+# decodegap.Compare logs), one "metric outcome" line each; the order line has
+# no metric, and the reason lines below the table name "(cand" or "cand:".
 outcomes() {
 	awk '
 	/(^|[[:space:]])cand([[:space:]]|$)/ {
-		metric = ""; outcome = ""
+		metric = ""; outcome = ""; rounds = "-"
 		for (i = 1; i <= NF; i++) {
 			if ($i ~ /^(p[0-9]+-)?sec\/op$|^(p[0-9]+-)?ns\/op$|^cpu\/wall$/ && metric == "") metric = $i
 			if ($i ~ /^(faster|slower|equivalent|undecided)$/ && outcome == "") outcome = $i
+			# the rounds column: used rounds, "+Nq" quarantined
+			if (outcome != "" && rounds == "-" && $i ~ /^[0-9]+(\+[0-9]+q)?$/) {
+				split($i, u, "+")
+				rounds = u[1] + u[2]
+			}
 		}
-		if (metric != "" && outcome != "") print metric, outcome
+		if (metric != "" && outcome != "") print metric, outcome, rounds
 	}' "$1"
 }
 
-# compare_outcomes FILE: the same from decodegap.Compare's log line
-# "cand vs base: ns/op slower: B/A … ; p50-ns/op equivalent: …; cpu/wall …".
+# compare_outcomes FILE: the same from decodegap.Compare's older one-line
+# form "cand vs base: ns/op slower: B/A … ; p50-ns/op equivalent: …".
 compare_outcomes() {
 	awk '
 	/cand vs base: / {
@@ -141,7 +149,11 @@ run_interleave() { # case trial
 		# "arm: NAME" line (no arm runs twice in a row): count the runs.
 		spin_when $((3 * (r / 2))) sh -c "grep -c '^arm: ' '$out.txt'"
 	fi
-	"$DIR/decodegap" interleave -rounds "$r" -benchtime "$BENCHTIME" -bench 'Step$' -o "$out.txt" \
+	local rounds=(-rounds "$r")
+	if [[ -n "${UNTIL_DECIDED:-}" ]]; then
+		rounds=(-until-decided -max-rounds "$r")
+	fi
+	"$DIR/decodegap" interleave "${rounds[@]}" -benchtime "$BENCHTIME" -bench 'Step$' -o "$out.txt" \
 		base="$DIR/trials.test" "cand=$DIR/trials.test -work=$w" >"$out.verdict" 2>"$out.log" || true
 	stop_spin
 	outcomes "$out.verdict" | sed "s/^/$c interleave /" >>"$TALLY"
@@ -160,7 +172,10 @@ run_compare() { # case trial
 	DECODEGAP_TRACE=$out.trace "$DIR/trials.test" -test.run '^$' -test.bench 'Compare$' \
 		-test.benchtime "$BENCHTIME" -test.count "$r" -cand-work "$w" >"$out.txt" 2>&1 || true
 	stop_spin
-	compare_outcomes "$out.txt" | sed "s/^/$c compare /" >>"$TALLY"
+	{
+		outcomes "$out.txt"
+		compare_outcomes "$out.txt"
+	} | sed "s/^/$c compare /" >>"$TALLY"
 }
 
 for t in $(seq 1 "$TRIALS"); do
@@ -173,17 +188,20 @@ for t in $(seq 1 "$TRIALS"); do
 	done
 done
 
+echo "# rounds: mean rounds judged per trial (used + quarantined; Compare and -until-decided may stop early)"
 echo "# verdict-trials: $(date -u '+%Y-%m-%d %H:%M UTC'): $TRIALS trials per case and route; rounds aa $ROUNDS_AA, five $ROUNDS_FIVE (work $WORK_FIVE), two $ROUNDS_TWO (work $WORK_TWO); benchtime $BENCHTIME"
-printf '%-5s %-10s %-12s %7s %7s %11s %10s %7s\n' case route metric faster slower equivalent undecided trials
+printf '%-5s %-10s %-12s %7s %7s %11s %10s %7s %7s\n' case route metric faster slower equivalent undecided trials rounds
 for c in $CASES; do
 	for route in $ROUTES; do
 		awk -v c="$c" -v r="$route" -v trials="$TRIALS" '
-		$1 == c && $2 == r { n[$3]++; k[$3 " " $4]++; if (!($3 in seen)) { seen[$3] = 1; order[++m] = $3 } }
+		$1 == c && $2 == r { n[$3]++; k[$3 " " $4]++; if ($5 != "-" && $5 != "") { rs[$3] += $5; rn[$3]++ }; if (!($3 in seen)) { seen[$3] = 1; order[++m] = $3 } }
 		END {
 			if (m == 0) printf "%-5s %-10s %-12s %7s %7s %11s %10s %7d  (no verdict rows found)\n", c, r, "-", "-", "-", "-", "-", trials
 			for (i = 1; i <= m; i++) {
 				x = order[i]
-				printf "%-5s %-10s %-12s %7d %7d %11d %10d %7d\n", c, r, x, k[x " faster"], k[x " slower"], k[x " equivalent"], k[x " undecided"], n[x]
+				mr = "-"
+				if (rn[x]) mr = sprintf("%.1f", rs[x] / rn[x])
+				printf "%-5s %-10s %-12s %7d %7d %11d %10d %7d %7s\n", c, r, x, k[x " faster"], k[x " slower"], k[x " equivalent"], k[x " undecided"], n[x], mr
 			}
 		}' "$TALLY"
 	done
