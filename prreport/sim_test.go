@@ -153,7 +153,7 @@ const (
 // the family-wise false-alarm rate and the power. DECODEGAP_PR_SIM=N runs
 // N trials per scenario and prints the table (docs/ci-workflow-accuracy.md).
 func TestFamilySimulation(t *testing.T) {
-	trials := 4
+	trials := 2
 	if v := os.Getenv("DECODEGAP_PR_SIM"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil {
