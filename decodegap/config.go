@@ -2,6 +2,7 @@ package decodegap
 
 import (
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/gapbench/gapbench/decodegap/internal/tail"
@@ -73,9 +74,13 @@ const (
 	// at the end: an empirical list, such as inter-arrival times recorded in
 	// production.
 	GapTrace
+	// GapGamma requests gamma-distributed gaps of mean Mean and coefficient
+	// of variation Gap.Burstiness: 1 is Poisson, above 1 arrivals come in
+	// bursts (as requests to a service often do), below 1 more regularly.
+	GapGamma
 )
 
-// String returns "constant", "uniform", "exponential" or "trace".
+// String returns "constant", "uniform", "exponential", "trace" or "gamma".
 func (s GapShape) String() string {
 	switch s {
 	case GapConstant:
@@ -86,6 +91,8 @@ func (s GapShape) String() string {
 		return "exponential"
 	case GapTrace:
 		return "trace"
+	case GapGamma:
+		return "gamma"
 	}
 	return fmt.Sprintf("GapShape(%d)", int(s))
 }
@@ -123,6 +130,9 @@ type Gap struct {
 	// lateness whatever it costs. The run reports what the gaps used as
 	// gap-cpu-%.
 	MaxCPU float64
+	// Burstiness is GapGamma's coefficient of variation (standard
+	// deviation over mean) of the gaps; 0 means 1, which is Poisson.
+	Burstiness float64
 	// Open makes the gaps inter-arrival times: an open loop. Step i is
 	// scheduled at the loop's start plus the first i+1 gaps, whenever the
 	// steps before it finish, so an overrun delays the steps queued behind
@@ -130,7 +140,8 @@ type Gap struct {
 	// the scheduled arrival to the end), as it would for requests at a
 	// server; the step-latency figures are then service times. Shape gives
 	// the arrival process (GapConstant: a fixed rate, GapExponential:
-	// Poisson). It needs a gap (Mean > 0, or GapTrace); RunConfig only.
+	// Poisson, GapGamma: bursts). It needs a gap (Mean > 0, or GapTrace);
+	// RunConfig only.
 	// With RunConfig.Sessions, each session serves its own arrival stream
 	// (seeded RunConfig.Seed+k), as independent users would.
 	Open bool
@@ -311,8 +322,10 @@ func (s *settings) validate(n int) error {
 	switch {
 	case g.Kind < GapHybrid || g.Kind > GapBusy:
 		return fmt.Errorf("%s.Gap.Kind = %d: want GapHybrid, GapSleep or GapBusy", t, int(g.Kind))
-	case g.Shape < GapConstant || g.Shape > GapTrace:
-		return fmt.Errorf("%s.Gap.Shape = %d: want GapConstant, GapUniform, GapExponential or GapTrace", t, int(g.Shape))
+	case g.Shape < GapConstant || g.Shape > GapGamma:
+		return fmt.Errorf("%s.Gap.Shape = %d: want GapConstant, GapUniform, GapExponential, GapTrace or GapGamma", t, int(g.Shape))
+	case !(g.Burstiness >= 0) || math.IsInf(g.Burstiness, 1):
+		return fmt.Errorf("%s.Gap.Burstiness = %v: want a coefficient of variation >= 0 (0 means 1, Poisson)", t, g.Burstiness)
 	case g.Mean < 0:
 		return fmt.Errorf("%s.Gap.Mean = %v: want >= 0", t, g.Mean)
 	case g.Spin < 0:

@@ -163,3 +163,13 @@ func TestOpenLoopSessions(t *testing.T) {
 	assert.GreaterOrEqual(t, during, 20, "session 2 started %d steps during session 1's stall", during)
 	assert.Greater(t, scheduledP99(steps[0], int64(time.Millisecond)), 40e6, "session 1's own queue")
 }
+
+func TestGammaArrivalsConfig(t *testing.T) {
+	s := (&RunConfig{Gap: Gap{Shape: GapGamma, Mean: time.Millisecond, Burstiness: 3, Open: true}}).settings()
+	assert.NoError(t, s.validate(100))
+	assert.Equal(t, "gamma", GapGamma.String())
+	s = (&RunConfig{Gap: Gap{Shape: GapGamma, Mean: time.Millisecond, Burstiness: math.NaN()}}).settings()
+	assert.ErrorContains(t, s.validate(100), "RunConfig.Gap.Burstiness = NaN")
+	s = (&RunConfig{Gap: Gap{Shape: GapGamma + 1, Mean: time.Millisecond}}).settings()
+	assert.ErrorContains(t, s.validate(100), "GapTrace or GapGamma")
+}

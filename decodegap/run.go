@@ -203,7 +203,7 @@ func newRunner(s *settings, n int) *runner {
 	spec := gap.Spec{
 		Kind: gap.Kind(s.gap.Kind), Shape: gap.Shape(s.gap.Shape),
 		Mean: s.gap.Mean, Jitter: s.gap.Jitter, Trace: s.gap.Trace,
-		Spin: s.gap.Spin, MaxCPU: s.gap.MaxCPU, Seed: s.seed,
+		Spin: s.gap.Spin, MaxCPU: s.gap.MaxCPU, Seed: s.seed, Burstiness: s.gap.Burstiness,
 	}
 	return &runner{
 		s: s, n: n, window: s.windowSize(), spec: spec,

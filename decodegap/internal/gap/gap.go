@@ -18,6 +18,8 @@
 //   - Exponential: exponential of mean Mean (Poisson arrivals), by inverse
 //     transform: −Mean×ln(1−u).
 //   - Trace: Spec.Trace in order, starting over at the end.
+//   - Gamma: gamma of mean Mean and coefficient of variation
+//     Spec.Burstiness (Marsaglia–Tsang): bursty arrivals above 1.
 //
 // Uniform and Exponential draw u from a splitmix64 generator seeded with
 // Spec.Seed (0 is a seed like any other), written out here rather than taken
@@ -107,6 +109,7 @@
 package gap
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -150,6 +153,10 @@ const (
 	Exponential
 	// Trace requests Spec.Trace in order, cycled.
 	Trace
+	// Gamma requests gamma-distributed gaps of mean Mean and coefficient
+	// of variation Spec.Burstiness: 1 is Poisson (Exponential), above 1
+	// arrivals bunch into bursts, below 1 they are more regular.
+	Gamma
 )
 
 // Spec describes the gaps; it mirrors decodegap.Gap field for field, and
@@ -162,7 +169,9 @@ type Spec struct {
 	Trace  []time.Duration // gaps for Trace, cycled; entries < 0 count as 0
 	Spin   time.Duration   // Hybrid's spin stretch; 0 learns it (see the package doc)
 	MaxCPU float64         // Hybrid's CPU ceiling, a fraction of the mean gap; <= 0 means the defaults below
-	Seed   uint64          // seed of Uniform and Exponential
+	Seed   uint64          // seed of Uniform, Exponential and Gamma
+	// Burstiness is Gamma's coefficient of variation (σ/mean); <= 0 means 1.
+	Burstiness float64
 }
 
 // DefaultMaxCPU and DefaultMaxCPUTime are the CPU ceiling of a learned
@@ -184,6 +193,7 @@ type Sequence struct {
 	trace  []time.Duration // private copy of Spec.Trace
 	i      int             // index in trace of the next gap, < len(trace)
 	rng    uint64          // splitmix64 state, starts at Spec.Seed
+	cv     float64         // Gamma's coefficient of variation, > 0
 }
 
 // NewSequence returns the sequence of gaps requested by s. It copies
@@ -195,6 +205,7 @@ func NewSequence(s Spec) *Sequence {
 		jitter: s.Jitter,
 		trace:  slices.Clone(s.Trace),
 		rng:    s.Seed,
+		cv:     cmp.Or(max(s.Burstiness, 0), 1),
 	}
 }
 
@@ -219,6 +230,8 @@ func (q *Sequence) Next() time.Duration {
 	case Exponential:
 		u := q.float()
 		return time.Duration(math.Round(-q.mean * math.Log(1-u)))
+	case Gamma:
+		return time.Duration(math.Round(q.mean * q.gamma()))
 	case Trace:
 		if len(q.trace) == 0 {
 			return 0
@@ -231,6 +244,34 @@ func (q *Sequence) Next() time.Duration {
 		return max(d, 0)
 	}
 	return time.Duration(q.mean)
+}
+
+// gamma draws a gamma variate of mean 1 and coefficient of variation
+// q.cv: shape k = 1/cv², scale cv². Marsaglia and Tsang's method ("A simple
+// method for generating gamma variables", ACM TOMS 26(3), 2000), with
+// Box–Muller normals from the same generator; for k < 1 a Gamma(k+1) draw
+// times U^(1/k). It does not allocate.
+func (q *Sequence) gamma() float64 {
+	k := 1 / (q.cv * q.cv)
+	boost := 1.0
+	if k < 1 {
+		boost = math.Pow(1-q.float(), 1/k)
+		k++
+	}
+	d := k - 1.0/3
+	c := 1 / math.Sqrt(9*d)
+	for {
+		x := math.Sqrt(-2*math.Log(1-q.float())) * math.Cos(2*math.Pi*q.float())
+		v := 1 + c*x
+		if v <= 0 {
+			continue
+		}
+		v = v * v * v
+		u := 1 - q.float()
+		if math.Log(u) < 0.5*x*x+d-d*v+d*math.Log(v) {
+			return d * v * boost * q.cv * q.cv
+		}
+	}
 }
 
 // Spin parameters; see the package doc.
