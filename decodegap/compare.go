@@ -256,6 +256,23 @@ func measureBlock(s *settings, n int, arm Arm, h *hostRun) (res *result, r *runn
 		return nil, nil, fmt.Errorf("preparing gaps (CompareConfig.Gap.Kind = %v): %w", s.gap.Kind, err)
 	}
 	r.wallStart, r.loopStartNs = wallNow(), gap.Now()
+	if s.gap.Open {
+		m := &openMode{s: newStream(step, r.spec, n)}
+		m.s.seq, m.s.waiter, m.s.rec = r.seq, r.waiter, r.rec
+		m.boundary = func(j int, force bool) {
+			if j == 0 {
+				r.afterWarmup()
+			}
+			r.boundary(j, force)
+		}
+		ok := m.s.run(s.warmup, n, r.window, m.boundary)
+		r.waiter.End()
+		if !ok {
+			return nil, nil, fmt.Errorf("step failed at %s: %w", r.iterName(m.s.errIter), m.s.err)
+		}
+		r.requested = m.s.requested
+		return m.analyze(r), r, nil
+	}
 	i, lerr := r.loop(step)
 	r.waiter.End()
 	if lerr != nil {

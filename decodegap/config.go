@@ -140,10 +140,11 @@ type Gap struct {
 	// the scheduled arrival to the end), as it would for requests at a
 	// server; the step-latency figures are then service times. Shape gives
 	// the arrival process (GapConstant: a fixed rate, GapExponential:
-	// Poisson, GapGamma: bursts). It needs a gap (Mean > 0, or GapTrace);
-	// RunConfig only.
+	// Poisson, GapGamma: bursts). It needs a gap (Mean > 0, or GapTrace).
 	// With RunConfig.Sessions, each session serves its own arrival stream
-	// (seeded RunConfig.Seed+k), as independent users would.
+	// (seeded RunConfig.Seed+k), as independent users would. In Compare
+	// every block is an open loop and resp-p50-ns/op and resp-p99-ns/op
+	// are judged besides.
 	Open bool
 }
 

@@ -3,23 +3,49 @@ package decodegap
 import (
 	"fmt"
 	"io"
+	"math"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/gapbench/gapbench/internal/verdicttext"
 	"github.com/gapbench/gapbench/nullband"
 )
 
+// judgedUnit is a figure Compare judges each arm on.
+type judgedUnit struct {
+	unit string
+	of   func(*result) float64
+}
+
 // judgedUnits are the figures Compare judges each arm on, against the first
 // arm: the mean (it carries the tail), the median step (the typical one),
 // and what the steps cost the machine.
-var judgedUnits = []struct {
-	unit string
-	of   func(*result) float64
-}{
+var judgedUnits = []judgedUnit{
 	{"ns/op", func(r *result) float64 { return r.lat.mean }},
 	{"p50-ns/op", func(r *result) float64 { return r.lat.p50 }},
 	{"cpu/wall", func(r *result) float64 { return r.proc.cpuPerWall() }},
+}
+
+// openUnits are judged besides in an open loop (Gap.Open): the response
+// times, queueing included. A block whose p99 no bound supports gives no
+// value (its round is set aside as missing), never a guess.
+var openUnits = []judgedUnit{
+	{"resp-p50-ns/op", func(r *result) float64 { return r.open.resp.p50 }},
+	{"resp-p99-ns/op", func(r *result) float64 {
+		if t := r.open.respTail[1]; t.Known {
+			return t.Value
+		}
+		return math.NaN()
+	}},
+}
+
+// units returns the figures judged in this comparison.
+func (c *comparison) units() []judgedUnit {
+	if c.s.gap.Open {
+		return append(slices.Clip(judgedUnits), openUnits...)
+	}
+	return judgedUnits
 }
 
 // armVerdict is one arm's verdicts against the first arm, by judged unit.
@@ -46,7 +72,7 @@ func (c *comparison) judge(pi, rounds int) bool {
 	var vs []armVerdict
 	for a := 1; a < len(c.arms)-1; a++ {
 		av := armVerdict{arm: a}
-		for _, m := range judgedUnits {
+		for _, m := range c.units() {
 			s := nullband.Samples{Contended: make([]bool, rounds)}
 			for r := range rounds {
 				s.Base = append(s.Base, m.of(base[r]))
@@ -120,7 +146,7 @@ func (c *comparison) summary() *compareSummary {
 		}
 		var rows []verdicttext.Row
 		for _, av := range c.verdicts[pi] {
-			for i, m := range judgedUnits {
+			for i, m := range c.units() {
 				rows = append(rows, verdicttext.Row{Arm: c.arms[av.arm].Name, Metric: m.unit, Verdict: av.verdicts[i], Err: av.errs[i]})
 			}
 		}

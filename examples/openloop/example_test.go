@@ -54,3 +54,19 @@ func procs(res *benchfmt.Result) string {
 	}
 	return ""
 }
+
+// TestCompareOpenJudgesResponseTimes: with Gap.Open, Compare's verdict table
+// has rows for resp-p50-ns/op and resp-p99-ns/op beside the service times.
+func TestCompareOpenJudgesResponseTimes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the example comparison")
+	}
+	out, err := exec.Command("go", "test", "-run", "^$", "-bench", "CompareOpen", "-benchtime=1000x", "-count", "6", ".").CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	s := string(out)
+	assert.Contains(t, s, "--- decodegap.Compare: BenchmarkCompareOpen: order and verdicts")
+	assert.Regexp(t, `(?m)^ +stalls +resp-p50-ns/op +(faster|slower|equivalent|undecided) `, s)
+	assert.Regexp(t, `(?m)^ +stalls +resp-p99-ns/op +(faster|slower|equivalent|undecided) `, s)
+	assert.Regexp(t, `(?m)^ +stalls +p50-ns/op +`, s)
+	assert.Contains(t, s, "resp-p99-ns/op", "every block reports its response tail")
+}

@@ -46,3 +46,30 @@ func BenchmarkCapacity(b *testing.B) {
 	step := func() error { spin(200 * time.Microsecond); return nil }
 	decodegap.SearchRate(b, cfg, decodegap.Func(step), decodegap.Rates{Start: 500, Tolerance: 0.05})
 }
+
+// BenchmarkCompareOpen compares two steps under the same open-loop
+// arrivals: "steady" always takes 50 µs, "stalls" takes 40 µs but stalls
+// 5 ms once in 500 steps. Compare judges the response times besides the
+// service times, so the queue behind the stall is what tells them apart:
+//
+//	go test -run '^$' -bench CompareOpen -benchtime=1000x -count 10 ./examples/openloop
+func BenchmarkCompareOpen(b *testing.B) {
+	open := func(service time.Duration, stallEvery int) decodegap.Opener {
+		return func() (decodegap.Step, func() error, error) {
+			calls := 0
+			return func() error {
+				calls++
+				if stallEvery > 0 && calls%stallEvery == 0 {
+					time.Sleep(5 * time.Millisecond)
+					return nil
+				}
+				spin(service)
+				return nil
+			}, nil, nil
+		}
+	}
+	cfg := decodegap.CompareConfig{Gap: decodegap.Gap{Mean: 500 * time.Microsecond, Shape: decodegap.GapExponential, Open: true}}
+	decodegap.Compare(b, cfg,
+		decodegap.Arm{Name: "steady", Open: open(50*time.Microsecond, 0)},
+		decodegap.Arm{Name: "stalls", Open: open(40*time.Microsecond, 500)})
+}
