@@ -12,7 +12,7 @@ STEP = bash scripts/step.sh
 # processes and are slow under -race).
 RACEPKGS = ./decodegap/... ./hostmon/... ./nullband/... ./interleave/... \
 	$$($(GO) list ./internal/... | grep -v '/internal/traceplot$$')
-OTHERPKGS = ./internal/traceplot ./cmd/... ./examples/...
+OTHERPKGS = ./internal/traceplot ./prreport/... ./cmd/... ./examples/...
 
 .PHONY: test test-intro bench fmtcheck vet staticcheck unit deps
 
@@ -54,7 +54,7 @@ unit:
 	@status=0; \
 	$(STEP) unit-race "go test -race on the library packages (a first run compiles the standard library and dependencies again, instrumented: several minutes; each package reports when it ends)" -- \
 		$(GO) test -race -vet=off -count=1 $(RACEPKGS) || status=1; \
-	$(STEP) unit "go test on traceplot, the commands and the examples (they build and run real benchmarks: a few minutes)" -- \
+	$(STEP) unit "go test on traceplot, prreport, the commands and the examples (they build and run real benchmarks: a few minutes)" -- \
 		$(GO) test -vet=off -count=1 $(OTHERPKGS) || status=1; \
 	exit $$status
 
