@@ -126,16 +126,11 @@ func runCalibrate(args []string, stdout, stderr io.Writer) int {
 		sink = io.MultiWriter(&buf, file)
 	}
 	if *lock {
-		l, err := hostmon.Lock(ctx, *lockPath, stderr)
-		if err != nil {
-			if ctx.Err() != nil {
-				fmt.Fprintf(stderr, "decodegap calibrate: interrupted while waiting for the host lock %s; nothing was run\n", *lockPath)
-				return 130
-			}
-			fmt.Fprintf(stderr, "decodegap calibrate: taking the host lock %s: %v (or run with -lock=false)\n", *lockPath, err)
-			return 1
+		unlock, code := holdHostLock(ctx, "calibrate", *lockPath, nil, 1, stderr)
+		if code != 0 {
+			return code
 		}
-		defer l.Unlock()
+		defer unlock()
 	}
 	fmt.Fprintf(stderr, "decodegap calibrate: %d runs (a, a2 and null × %d rounds, seed %d) of %s\n", plan.Runs(), *rounds, *seed, strings.Join(cmdArgs, " "))
 	runner := &interleave.Runner{Plan: plan, Out: sink, Progress: stderr}

@@ -250,19 +250,11 @@ func runInterleave(args []string, stdout, stderr io.Writer) int {
 	defer file.Close()
 
 	if f.lock {
-		l, err := hostmon.Lock(ctx, f.lockPath, stderr)
-		if err != nil {
-			// Nothing was run: leave no empty output file behind.
-			file.Close()
-			os.Remove(f.out)
-			if ctx.Err() != nil {
-				fmt.Fprintf(stderr, "decodegap interleave: interrupted while waiting for the host lock %s; nothing was run\n", f.lockPath)
-				return 130
-			}
-			fmt.Fprintf(stderr, "decodegap interleave: taking the host lock %s: %v (or run with -lock=false)\n", f.lockPath, err)
-			return 1
+		unlock, code := holdHostLock(ctx, "interleave", f.lockPath, file, 1, stderr)
+		if code != 0 {
+			return code
 		}
-		defer l.Unlock()
+		defer unlock()
 	}
 
 	// The header: which arms, which seed, the plan. Comment lines that

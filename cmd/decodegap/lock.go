@@ -105,3 +105,27 @@ func runLock(args []string, stdout, stderr io.Writer) int {
 	}
 	return 0
 }
+
+// holdHostLock takes the host lock at path for the command name
+// ("interleave"), waiting while another process holds it. On success code
+// is 0 and unlock releases it. Otherwise it says why on stderr and returns
+// the exit status: 130 when ctx was interrupted during the wait, failCode
+// when the lock could not be taken. out, when not nil, is the output file
+// the command created for the run: nothing was run, so it is closed and
+// removed.
+func holdHostLock(ctx context.Context, name, path string, out *os.File, failCode int, stderr io.Writer) (unlock func(), code int) {
+	l, err := hostmon.Lock(ctx, path, stderr)
+	if err == nil {
+		return func() { l.Unlock() }, 0
+	}
+	if out != nil {
+		out.Close()
+		os.Remove(out.Name())
+	}
+	if ctx.Err() != nil {
+		fmt.Fprintf(stderr, "decodegap %s: interrupted while waiting for the host lock %s; nothing was run\n", name, path)
+		return nil, 130
+	}
+	fmt.Fprintf(stderr, "decodegap %s: taking the host lock %s: %v (or run with -lock=false)\n", name, path, err)
+	return nil, failCode
+}

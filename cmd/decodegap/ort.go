@@ -299,18 +299,11 @@ func runORT(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := interruptible(0)
 	defer stop()
 	if f.lock {
-		l, err := hostmon.Lock(ctx, f.lockPath, stderr)
-		if err != nil {
-			file.Close()
-			os.Remove(f.out)
-			if ctx.Err() != nil {
-				fmt.Fprintf(stderr, "decodegap ort: interrupted while waiting for the host lock %s; nothing was run\n", f.lockPath)
-				return 130
-			}
-			fmt.Fprintf(stderr, "decodegap ort: taking the host lock %s: %v (or run with -lock=false)\n", f.lockPath, err)
-			return 1
+		unlock, code := holdHostLock(ctx, "ort", f.lockPath, file, 1, stderr)
+		if code != 0 {
+			return code
 		}
-		defer l.Unlock()
+		defer unlock()
 	}
 
 	var hdr bytes.Buffer

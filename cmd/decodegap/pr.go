@@ -222,17 +222,11 @@ func runPR(args []string, stdout, stderr io.Writer) int {
 	defer file.Close()
 
 	if f.lock {
-		l, err := hostmon.Lock(ctx, f.lockPath, stderr)
-		if err != nil {
-			file.Close()
-			os.Remove(f.out)
-			if ctx.Err() != nil {
-				fmt.Fprintf(stderr, "decodegap pr: interrupted while waiting for the host lock %s; nothing was run\n", f.lockPath)
-				return 130
-			}
-			return fail("taking the host lock %s: %v (or run with -lock=false)", f.lockPath, err)
+		unlock, code := holdHostLock(ctx, "pr", f.lockPath, file, 3, stderr)
+		if code != 0 {
+			return code
 		}
-		defer l.Unlock()
+		defer unlock()
 	}
 
 	fmt.Fprintf(file, "# decodegap pr: base %s, head %s, seed %d, %d benchmarks, budget %v, max %d rounds, -benchtime %s\n\n",
