@@ -42,7 +42,7 @@ var openUnits = []judgedUnit{
 
 // units returns the figures judged in this comparison.
 func (c *comparison) units() []judgedUnit {
-	if c.s.gap.Open {
+	if c.cfg.Gap.Open {
 		return append(slices.Clip(judgedUnits), openUnits...)
 	}
 	return judgedUnits
