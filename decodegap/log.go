@@ -402,6 +402,9 @@ func (o *openResult) line() string {
 func (o *sloResult) line() string {
 	name := pctName(o.obj.Q)
 	head := fmt.Sprintf("SLO %s %s ≤ %s (RunConfig.SLO, %.0f%% bound over %d steps): %s", o.of, name, fmtNs(o.obj.Limit), 100*o.obj.Confidence, o.j.N, o.j.Verdict)
+	if o.overloaded {
+		return head + ": the queue grew through the run (OVERLOADED above), so the arrivals outpace the step whatever this run's bound says"
+	}
 	switch o.j.Verdict {
 	case tail.Pass:
 		return head + fmt.Sprintf(": the upper bound %s is within the limit", fmtNs(o.j.Upper))

@@ -135,7 +135,7 @@ func (m *openMode) loop(r *runner) (string, error) {
 func (m *openMode) analyze(r *runner) *result {
 	res := r.analyzeSingle()
 	res.open = openStats([]*stream{m.s})
-	res.slo = judgeSLO(r.s.slo, m.s.resp.lat, "response time")
+	res.slo = judgeSLO(r.s.slo, m.s.resp.lat, "response time").unless(res.open)
 	return res
 }
 
@@ -236,6 +236,18 @@ type sloResult struct {
 	j   tail.Judgement
 	// of names what was judged: "response time" or "step latency".
 	of string
+	// overloaded is set when the open loop's queue grew through the run:
+	// the verdict is then fail whatever the bound said, since a growing
+	// queue has no steady tail for a longer run to approach.
+	overloaded bool
+}
+
+// unless fails the objective when o's queue grew through the run.
+func (s sloResult) unless(o openResult) sloResult {
+	if s.on && o.overloaded() {
+		s.overloaded, s.j.Verdict = true, tail.Fail
+	}
+	return s
 }
 
 // judgeSLO judges o on xs (ns) when o is set.
@@ -377,7 +389,7 @@ func (m *openSessionsMode) analyze(r *runner) *result {
 	}
 	r.fill(res, lat, gaps, res.from)
 	res.open = openStats(m.ss)
-	res.slo = judgeSLO(r.s.slo, resp, "response time")
+	res.slo = judgeSLO(r.s.slo, resp, "response time").unless(res.open)
 	if c := &res.proc; c.ok && c.wallNs > 0 {
 		res.throughput = float64(len(m.ss)*c.iters()) / (float64(c.wallNs) / 1e9)
 	}

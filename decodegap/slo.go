@@ -30,8 +30,12 @@ type Rates struct {
 // doubling or halving from rates.Start, then bisects, each probe an
 // open-loop Run (cfg with Gap.Open set and Gap.Mean = 1s/rate) as a
 // sub-benchmark "rate=R/s" of b, so testing prints every probe as a
-// benchfmt line. A probe passes only when the objective's bound shows it met;
-// an undecided probe (too few steps: raise -benchtime) counts as not passing.
+// benchfmt line. A probe passes only when the objective's bound shows it met
+// and its queue did not grow through the probe; an undecided probe (too few
+// steps: raise -benchtime) counts as not passing. Give a duration
+// -benchtime (-benchtime=5s): each probe then lasts about that long at any
+// rate, long enough for a queue above capacity to show, where a fixed
+// -benchtime=Nx probe at a high rate lasts milliseconds.
 // It returns the rate found (0 when none passed) and prints the search, one
 // indented line per probe, after the sub-benchmarks' lines.
 func SearchRate(b *testing.B, cfg RunConfig, open Opener, rates Rates) float64 {

@@ -96,3 +96,18 @@ func TestSearchRateOnAKnownCapacity(t *testing.T) {
 	assert.Contains(t, w.String(), "the cap passed: 500/s (Rates.Max)")
 	assert.Contains(t, w.String(), "    250/s: pass (upper bound ")
 }
+
+// A queue that grows through the run fails the objective even when the
+// run was too short for its tail to pass the limit.
+func TestSLOFailsAnOverloadedRun(t *testing.T) {
+	xs := make([]int64, 1000)
+	for i := range xs {
+		xs[i] = 1000
+	}
+	s := judgeSLO(SLO{Percentile: 99, Limit: time.Millisecond}, xs, "response time")
+	require.Equal(t, tail.Pass, s.j.Verdict)
+	grown := s.unless(openResult{on: true, resp: latency{p50: 1000}, lateFirst: 0, lateLast: 10000})
+	assert.Equal(t, tail.Fail, grown.j.Verdict)
+	assert.Contains(t, grown.line(), "the queue grew through the run")
+	assert.Equal(t, tail.Pass, s.unless(openResult{on: true, resp: latency{p50: 1000}}).j.Verdict)
+}

@@ -25,7 +25,7 @@ var CapacitySessions = []int{1, 2, 4}
 // session. Real time is one frame per 32 ms (31.25/s) per session. It runs
 // only with -slo:
 //
-//	go test -run '^$' -bench VADCapacity -slo -benchtime=2000x ./examples/vad
+//	go test -run '^$' -bench VADCapacity -benchtime=3s ./examples/vad -args -slo
 func BenchmarkVADCapacity(b *testing.B) {
 	if !*slo {
 		b.Skip("BenchmarkVADCapacity searches arrival rates for minutes: pass -slo to run it")
