@@ -45,6 +45,13 @@ func Run(b *testing.B, cfg RunConfig, open Opener) {
 	if err := s.validate(b.N); err != nil {
 		b.Fatalf("decodegap.Run: %v", err)
 	}
+	m := modeFor(&cfg)
+	runMode(b, s, open, m)
+}
+
+// modeFor returns the mode cfg asks for: sessions (open or closed loop),
+// null, open loop, or single.
+func modeFor(cfg *RunConfig) mode {
 	var m mode
 	switch {
 	case cfg.Sessions > 1 && cfg.Gap.Open:
@@ -58,7 +65,7 @@ func Run(b *testing.B, cfg RunConfig, open Opener) {
 	default:
 		m = &singleMode{}
 	}
-	runMode(b, s, open, m)
+	return m
 }
 
 // mode is one of Run's ways to run its instances: single (run.go), null

@@ -111,3 +111,18 @@ func TestSLOFailsAnOverloadedRun(t *testing.T) {
 	assert.Contains(t, grown.line(), "the queue grew through the run")
 	assert.Equal(t, tail.Pass, s.unless(openResult{on: true, resp: latency{p50: 1000}}).j.Verdict)
 }
+
+// SearchRate's probes run the mode Run would: with Sessions, every session
+// serves its own stream (a probe once ran session 1 alone).
+func TestModeForOpenSessions(t *testing.T) {
+	c := RunConfig{Gap: Gap{Open: true, Mean: time.Millisecond}, Sessions: 4}
+	m, ok := modeFor(&c).(*openSessionsMode)
+	require.True(t, ok)
+	assert.Equal(t, 4, m.n)
+	c.Sessions = 0
+	_, ok = modeFor(&c).(*openMode)
+	assert.True(t, ok)
+	c.Gap.Open = false
+	_, ok = modeFor(&c).(*singleMode)
+	assert.True(t, ok)
+}
