@@ -117,9 +117,16 @@ func TestRoundTripManyChunks(t *testing.T) {
 // TestWriteStreams checks that Write's allocations do not grow with the
 // number of samples: it must not copy them.
 func TestWriteStreams(t *testing.T) {
+	// The least of five measurements: under -race the runtime now and
+	// then allocates in the background of one of them (12 against 7 was
+	// seen once), which a per-chunk copy, 99 chunks more, would dwarf.
 	allocs := func(n int) float64 {
 		tr := &Trace{Header: Header{Steady: Steady{Start: -1}}, Latency: make([]int64, n), Gap: make([]int64, n), Requested: make([]int64, n)}
-		return testing.AllocsPerRun(3, func() { require.NoError(t, Write(io.Discard, tr)) })
+		least := math.Inf(1)
+		for range 5 {
+			least = math.Min(least, testing.AllocsPerRun(3, func() { require.NoError(t, Write(io.Discard, tr)) }))
+		}
+		return least
 	}
 	small, large := allocs(ChunkLen), allocs(100*ChunkLen)
 	assert.LessOrEqual(t, large, small+2, "allocations for 100 chunks vs 1 chunk")
