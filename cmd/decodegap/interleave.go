@@ -239,13 +239,9 @@ func runInterleave(args []string, stdout, stderr io.Writer) int {
 		return usageErr("%v", err)
 	}
 
-	file, err := os.OpenFile(f.out, os.O_WRONLY|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o644)
-	if err != nil {
-		if errors.Is(err, os.ErrExist) {
-			return usageErr("-o %s: the file exists; give another name, or remove it", f.out)
-		}
-		fmt.Fprintf(stderr, "decodegap interleave: -o: %v\n", err)
-		return 1
+	file, code := createOutput("interleave", f.out, usageErr, stderr)
+	if code != 0 {
+		return code
 	}
 	defer file.Close()
 

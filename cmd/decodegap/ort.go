@@ -285,13 +285,9 @@ func runORT(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return usageErr("%v", err)
 	}
-	file, err := os.OpenFile(f.out, os.O_WRONLY|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o644)
-	if err != nil {
-		if errors.Is(err, os.ErrExist) {
-			return usageErr("-o %s: the file exists; give another name, or remove it", f.out)
-		}
-		fmt.Fprintf(stderr, "decodegap ort: -o: %v\n", err)
-		return 1
+	file, code := createOutput("ort", f.out, usageErr, stderr)
+	if code != 0 {
+		return code
 	}
 	defer file.Close()
 	logPath := f.out + ".log"
