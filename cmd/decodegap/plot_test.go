@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/perf/benchfmt"
 
 	"github.com/gapbench/gapbench/internal/durfmt"
 	"github.com/gapbench/gapbench/internal/testutil"
@@ -144,14 +145,28 @@ func TestPlotARealRunShowsItsMetrics(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs a benchmark")
 	}
-	dir := t.TempDir()
-	cmd := exec.Command("go", "test", "-run", "^$", "-bench", "MatVec/gap=0s$", "-benchtime=400x", "-count", "2", ".")
-	cmd.Dir = "../../examples/basic"
-	cmd.Env = append(os.Environ(), trace.EnvDir+"="+dir)
-	out, err := cmd.CombinedOutput()
-	require.NoError(t, err, string(out))
-	res := testutil.ResultsString(t, string(out))
-	require.Len(t, res, 2)
+	// A run on a loaded host may reach no steady window (then testing
+	// prints no p90 and the picture has no steady figures): up to three
+	// runs are tried, and the test is skipped, saying so, if none settles.
+	var dir string
+	var res []*benchfmt.Result
+	for attempt := 1; ; attempt++ {
+		dir = t.TempDir()
+		cmd := exec.Command("go", "test", "-run", "^$", "-bench", "MatVec/gap=0s$", "-benchtime=400x", "-count", "2", ".")
+		cmd.Dir = "../../examples/basic"
+		cmd.Env = append(os.Environ(), trace.EnvDir+"="+dir)
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, string(out))
+		res = testutil.ResultsString(t, string(out))
+		require.Len(t, res, 2)
+		if settled(t, dir) {
+			break
+		}
+		if attempt == 3 {
+			t.Skipf("3 runs of examples/basic reached no steady window on this host (load %s)", loadAvg())
+		}
+		t.Logf("run %d reached no steady window; running again", attempt)
+	}
 
 	var stdout, stderr bytes.Buffer
 	require.Equal(t, 0, dispatch([]string{"plot", dir}, &stdout, &stderr), stderr.String())
@@ -176,4 +191,27 @@ func TestPlotARealRunShowsItsMetrics(t *testing.T) {
 		assert.Contains(t, string(svg), "p90 "+durfmt.Ns(p90)+" (steady window)")
 		assert.Contains(t, stdout.String(), f+" -> "+traceplot.BesidePath(f, "svg"))
 	}
+}
+
+// settled reports whether every trace in dir has a steady window.
+func settled(t *testing.T, dir string) bool {
+	files, err := filepath.Glob(filepath.Join(dir, "*"+trace.Ext))
+	require.NoError(t, err)
+	for _, f := range files {
+		tr, err := trace.ReadFile(f)
+		require.NoError(t, err)
+		if _, _, ok := traceplot.SteadyFigures(tr); !ok {
+			return false
+		}
+	}
+	return len(files) > 0
+}
+
+// loadAvg is /proc/loadavg's first three fields, or "unknown".
+func loadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if f := strings.Fields(string(b)); err == nil && len(f) >= 3 {
+		return strings.Join(f[:3], " ")
+	}
+	return "unknown"
 }
