@@ -141,7 +141,7 @@ func TestCompareInterleavesArmsAndReportsEachRound(t *testing.T) {
 		prevLast = arms[2]
 	}
 	// The verdicts (internal/verdicttext), one row per judged unit.
-	assert.Regexp(t, `(?m)^ +arm +metric +verdict +B/A +95% CI +δ / MDE +rounds +benchstat$`, out)
+	assert.Regexp(t, `(?m)^ +arm +metric +verdict +B/A +(98\.3% )?CI +δ / MDE +rounds +benchstat$`, out)
 	for _, unit := range []string{"ns/op", "p50-ns/op", "cpu/wall"} {
 		assert.Regexp(t, `(?m)^ +slow +`+regexp.QuoteMeta(unit)+` +(faster|slower|equivalent|undecided) +\d+\.\d{3} `, out)
 	}

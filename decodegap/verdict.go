@@ -57,7 +57,8 @@ type armVerdict struct {
 
 // judge judges every arm against the first over the first rounds rounds at
 // setting pi, in sequential mode (Options.MaxRounds = -count), with each
-// round's contention screen, and reports whether every verdict is decided.
+// round's contention screen, each arm's metrics as one family
+// (nullband.JudgeFamily), and reports whether every verdict is decided.
 func (c *comparison) judge(pi, rounds int) bool {
 	if c.cfg.NoNullArm || len(c.arms) < 3 {
 		return false
@@ -72,6 +73,7 @@ func (c *comparison) judge(pi, rounds int) bool {
 	var vs []armVerdict
 	for a := 1; a < len(c.arms)-1; a++ {
 		av := armVerdict{arm: a}
+		var members []nullband.Samples
 		for _, m := range c.units() {
 			s := nullband.Samples{Contended: make([]bool, rounds)}
 			for r := range rounds {
@@ -80,7 +82,17 @@ func (c *comparison) judge(pi, rounds int) bool {
 				s.Null = append(s.Null, m.of(null[r]))
 				s.Contended[r] = unshared(base[r], res[a][r], null[r])
 			}
-			v, err := nullband.Judge(s, opt)
+			members = append(members, s)
+		}
+		// One family per arm: Holm over its metrics, so that an arm equal
+		// to the base is called faster or slower on any of them at most
+		// 1 − Confidence of the time.
+		f, err := nullband.JudgeFamily(members, opt)
+		for i := range members {
+			v := nullband.Verdict{}
+			if err == nil {
+				v = f.Verdicts[i]
+			}
 			av.verdicts, av.errs = append(av.verdicts, v), append(av.errs, err)
 			decided = decided && err == nil && v.Outcome != nullband.Undecided
 		}
@@ -152,7 +164,8 @@ func (c *comparison) summary() *compareSummary {
 		}
 		var t strings.Builder
 		names := verdicttext.Names{Base: c.arms[0].Name, Null: NullArm, Rounds: "-count",
-			Delta: "CompareConfig.Verdict.Delta", MaxQuarantined: "CompareConfig.Verdict.MaxQuarantined"}
+			Delta: "CompareConfig.Verdict.Delta", MaxQuarantined: "CompareConfig.Verdict.MaxQuarantined",
+			Family: "each arm"}
 		if err := verdicttext.Write(&t, rows, names); err != nil {
 			lines = append(lines, fmt.Sprintf("verdicts: %v", err))
 		}

@@ -35,9 +35,12 @@ import (
 // 5(4)). A member stopped early (decided equivalent, or out of budget)
 // is re-judged on the rounds it has.
 //
-// Equivalence calls are made from the same intervals, each at a level no
-// lower than 1 − Alpha; the family-wise guarantee is stated for the
-// difference calls.
+// Equivalence is judged at the family's nominal level, whatever the step:
+// Options.EqConfidence = 1 − Alpha (TOST on the 1 − 2·Alpha interval),
+// unless the caller set it. An equivalence call says a member's change is
+// within ±Delta, and each such call errs (the change is beyond ±Delta)
+// with chance at most Alpha on its own; the family-wise guarantee is
+// stated for the difference calls, the calls that raise an alarm.
 type Family struct {
 	// Verdicts holds one Verdict per member, in the order given.
 	Verdicts []Verdict
@@ -74,6 +77,9 @@ func JudgeFamily(members []Samples, opt Options) (Family, error) {
 		f.Steps++
 		o := opt
 		o.Confidence = 1 - alpha/float64(m-k)
+		if o.EqConfidence == 0 {
+			o.EqConfidence = 1 - alpha
+		}
 		if o.Replicates == 0 {
 			o.Replicates = FamilyReplicates(o.Confidence)
 		}
@@ -86,6 +92,7 @@ func JudgeFamily(members []Samples, opt Options) (Family, error) {
 			if err != nil {
 				return Family{}, fmt.Errorf("nullband: JudgeFamily: member %d: %w", i, err)
 			}
+			v.FamilySize, v.FamilyAlpha = m, alpha
 			f.Verdicts[i], f.Levels[i] = v, o.Confidence
 			if v.Outcome == Faster || v.Outcome == Slower {
 				called[i] = true

@@ -105,3 +105,35 @@ func TestFamilyReplicates(t *testing.T) {
 	assert.Equal(t, 4000, FamilyReplicates(0.95))
 	assert.Equal(t, 24000, FamilyReplicates(1-0.05/60))
 }
+
+// TestJudgeFamilyJudgesEquivalenceAtTheNominalLevel: Holm raises the level
+// of the difference test only; each member's equivalence interval is the
+// one Judge gives alone at the family's level (90% for 5%), so a family of
+// unchanged members is called equivalent as often as one member would be.
+func TestJudgeFamilyJudgesEquivalenceAtTheNominalLevel(t *testing.T) {
+	var fam []Samples
+	for i := range 3 {
+		fam = append(fam, familySamples(uint64(40+i), 20, 0))
+	}
+	for _, opt := range []Options{{}, {MaxRounds: 30}} {
+		f, err := JudgeFamily(fam, opt)
+		require.NoError(t, err)
+		for i, v := range f.Verdicts {
+			alone, err := Judge(fam[i], opt)
+			require.NoError(t, err)
+			assert.InDelta(t, 1-0.05/3, v.Confidence, 1e-12, "member %d: the difference test at Holm's first level", i)
+			assert.InDelta(t, 0.95, v.EqConfidence, 1e-12, "member %d", i)
+			assert.Equal(t, 3, v.FamilySize)
+			assert.InDelta(t, 0.05, v.FamilyAlpha, 1e-12)
+			if opt.MaxRounds == 0 {
+				assert.Equal(t, alone.EqLo, v.EqLo, "member %d: the same equivalence interval as alone", i)
+				assert.Equal(t, alone.EqHi, v.EqHi, "member %d", i)
+			}
+			assert.Equal(t, alone.Outcome == Equivalent, v.Outcome == Equivalent, "member %d: %v alone, %v in the family", i, alone.Outcome, v.Outcome)
+			assert.Less(t, v.Lo, alone.Lo, "member %d: the difference interval is wider in the family", i)
+		}
+	}
+	v, err := Judge(fam[0], Options{})
+	require.NoError(t, err)
+	assert.Zero(t, v.FamilySize, "a verdict judged alone has no family")
+}

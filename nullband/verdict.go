@@ -43,8 +43,9 @@ const (
 	Faster
 	// Slower means B/A's confidence interval lies wholly above 1.
 	Slower
-	// Equivalent means B/A's (1−2α) interval lies wholly inside
-	// [1/(1+Delta), 1+Delta] and its (1−α) interval holds 1.
+	// Equivalent means B/A's (1−2α_eq) interval lies wholly inside
+	// [1/(1+Delta), 1+Delta] and its (1−α) interval holds 1 (α_eq is
+	// 1 − Options.EqConfidence, α unless set).
 	Equivalent
 )
 
@@ -170,8 +171,14 @@ type Round struct {
 // sample.
 type Options struct {
 	// Confidence is 1−α, the level of the interval that decides faster or
-	// slower; equivalence uses the (1−2α) interval (TOST). Zero means 0.95.
+	// slower; equivalence uses the (1−2α) interval (TOST) unless
+	// EqConfidence is set. Zero means 0.95.
 	Confidence float64
+	// EqConfidence, when set, is 1−α_eq for the equivalence test alone: it
+	// is judged on the (1−2α_eq) interval. JudgeFamily sets it to the
+	// family's nominal level while raising Confidence for Holm's
+	// procedure. Zero means Confidence.
+	EqConfidence float64
 	// Delta is the equivalence margin as a fraction: B/A within
 	// [1/(1+Delta), 1+Delta]. Zero means 0.02.
 	Delta float64
@@ -205,6 +212,9 @@ func (o Options) withDefaults() Options {
 	if o.Confidence == 0 {
 		o.Confidence = 0.95
 	}
+	if o.EqConfidence == 0 {
+		o.EqConfidence = o.Confidence
+	}
 	if o.Delta == 0 {
 		o.Delta = 0.02
 	}
@@ -230,6 +240,8 @@ func (o Options) validate() error {
 	switch {
 	case !(o.Confidence > 0.5 && o.Confidence < 1):
 		return fmt.Errorf("nullband: Options.Confidence %v: want a value in (0.5, 1), e.g. 0.95", o.Confidence)
+	case !(o.EqConfidence > 0.5 && o.EqConfidence < 1):
+		return fmt.Errorf("nullband: Options.EqConfidence %v: want a value in (0.5, 1), or 0 for Confidence", o.EqConfidence)
 	case !(o.Delta > 0):
 		return fmt.Errorf("nullband: Options.Delta %v: want a fraction > 0, e.g. 0.02", o.Delta)
 	case !(o.MaxQuarantined > 0 && o.MaxQuarantined <= 1):
@@ -256,11 +268,17 @@ type Verdict struct {
 	// bound its Confidence interval (0 and +Inf when there is none; in
 	// sequential mode the repeated interval of the reported look).
 	Ratio, Lo, Hi float64
-	// EqLo and EqHi bound the (1−2α) interval that equivalence is judged
-	// on (sequential: each side at its own spent level).
+	// EqLo and EqHi bound the (1−2α_eq) interval that equivalence is
+	// judged on (sequential: each side at its own spent level).
 	EqLo, EqHi float64
-	// Confidence is Options.Confidence.
-	Confidence float64
+	// Confidence is Options.Confidence; EqConfidence is 1−α_eq
+	// (Options.EqConfidence, or Confidence when unset).
+	Confidence, EqConfidence float64
+	// FamilySize is the number of members of the family this verdict was
+	// judged in by JudgeFamily (Holm), and FamilyAlpha the family-wise
+	// error rate of its difference calls; 0 for a verdict judged alone.
+	FamilySize  int
+	FamilyAlpha float64
 	// P is the two-sided signed-rank p-value of ln(B/A) (not adjusted for
 	// sequential looks).
 	P float64
@@ -327,13 +345,13 @@ func Judge(s Samples, opt Options) (Verdict, error) {
 		return Verdict{}, err
 	}
 	n := len(s.Base)
-	alpha := 1 - opt.Confidence
+	alpha, alphaEq := 1-opt.Confidence, 1-opt.EqConfidence
 	L := math.Log1p(opt.Delta)
 	if opt.MaxRounds == 0 {
 		lk := newLook(s, n, opt)
 		m := len(lk.d)
 		lk.kEff = critK(m, alpha/2)
-		lk.kLo, lk.kHi = critK(m, alpha), critK(m, alpha)
+		lk.kLo, lk.kHi = critK(m, alphaEq), critK(m, alphaEq)
 		lk.decide(L)
 		return lk.verdict(s, opt, 0), nil
 	}
@@ -361,7 +379,7 @@ func Judge(s Samples, opt Options) (Verdict, error) {
 		lk := newLook(s, m, opt)
 		looks++
 		t := float64(m) / float64(opt.MaxRounds)
-		spentEff, spentEq := opt.Spending.spent(alpha, t, 2), opt.Spending.spent(alpha, t, 1)
+		spentEff, spentEq := opt.Spending.spent(alpha, t, 2), opt.Spending.spent(alphaEq, t, 1)
 		lk.kEff, lk.kLo, lk.kHi = eff.next(lk.idx, spentEff), lo.next(lk.idx, spentEq), hi.next(lk.idx, spentEq)
 		lk.decide(L)
 		if lk.outcome != Undecided || m == last || min(m+opt.Every, opt.MaxRounds) > last {
@@ -448,7 +466,7 @@ func (lk *look) verdict(s Samples, opt Options, looks int) Verdict {
 	alpha := 1 - opt.Confidence
 	L := math.Log1p(opt.Delta)
 	v := Verdict{
-		Outcome: lk.outcome, Confidence: opt.Confidence, Delta: opt.Delta,
+		Outcome: lk.outcome, Confidence: opt.Confidence, EqConfidence: opt.EqConfidence, Delta: opt.Delta,
 		NullConfidence: 1 - alpha/5, Rounds: lk.rounds, Given: len(s.Base), Looks: looks,
 		Used: len(lk.d), Quarantined: len(lk.rounds) - len(lk.d), SpreadLimit: lk.spreadLimit,
 		NeedRounds: minRoundsFor(alpha / 2),

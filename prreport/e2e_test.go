@@ -70,7 +70,8 @@ func runFixture(t *testing.T, repo, base, head string, budget time.Duration, ben
 // Step03 does 10% more work and Step07 5% less), runs decodegap pr's
 // pipeline on it with real processes, and checks that nothing unchanged
 // is flagged, that the two changes are not called the wrong way, and
-// (DECODEGAP_PR_FIXTURE=1, the full budget) that both are found. It also
+// (DECODEGAP_PR_FIXTURE=1, the full budget) that both are found: a row of
+// each (sec/op or cpu-sec/op) called the right way. It also
 // runs head against itself: nothing may be flagged.
 func TestFixturePR(t *testing.T) {
 	if testing.Short() {
@@ -95,6 +96,9 @@ func TestFixturePR(t *testing.T) {
 	if len(rep.Rows) != 2*n {
 		t.Fatalf("%d rows, want %d (sec/op and %s for each benchmark)", len(rep.Rows), 2*n, UnitCPU)
 	}
+	// A change is found when one of its benchmark's rows (sec/op or
+	// cpu-sec/op) is called the right way; no row may be called wrong.
+	found := map[string]bool{}
 	for _, r := range rep.Rows {
 		o := r.Verdict.Outcome
 		// Rows name benchmarks with testing's GOMAXPROCS suffix ("Step03-2").
@@ -104,16 +108,26 @@ func TestFixturePR(t *testing.T) {
 		}
 		switch name {
 		case fmt.Sprintf("Step%02d", slower):
-			if o == nullband.Faster || o == nullband.Equivalent || (full && o != nullband.Slower) {
-				t.Errorf("%s (10%% more work): %v", r.Benchmark, o)
+			if o == nullband.Faster || o == nullband.Equivalent {
+				t.Errorf("%s %s (10%% more work): %v", r.Benchmark, r.Unit, o)
 			}
+			found[name] = found[name] || o == nullband.Slower
 		case fmt.Sprintf("Step%02d", faster):
-			if o == nullband.Slower || o == nullband.Equivalent || (full && o != nullband.Faster) {
-				t.Errorf("%s (5%% less work): %v", r.Benchmark, o)
+			if o == nullband.Slower || o == nullband.Equivalent {
+				t.Errorf("%s %s (5%% less work): %v", r.Benchmark, r.Unit, o)
 			}
+			found[name] = found[name] || o == nullband.Faster
 		default:
 			if o == nullband.Faster || o == nullband.Slower {
 				t.Errorf("%s (unchanged): false flag %v, ratio %.4f [%.4f, %.4f]", r.Benchmark, o, r.Verdict.Ratio, r.Verdict.Lo, r.Verdict.Hi)
+			}
+		}
+	}
+
+	if full {
+		for _, name := range []string{fmt.Sprintf("Step%02d", slower), fmt.Sprintf("Step%02d", faster)} {
+			if !found[name] {
+				t.Errorf("%s: no row called it the right way", name)
 			}
 		}
 	}

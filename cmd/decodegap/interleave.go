@@ -118,7 +118,7 @@ func runInterleave(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stderr, interleaveUsage)
 		fs.PrintDefaults()
 	}
-	fs.IntVar(&f.rounds, "rounds", 10, "number of `rounds`; the verdict needs ≥ 6 used rounds for a 95% CI")
+	fs.IntVar(&f.rounds, "rounds", 10, "number of `rounds`; the verdict needs ≥ 6 used rounds for a 95% CI, 7 when Holm judges 2–3 units together")
 	fs.BoolVar(&f.untilDecided, "until-decided", false, "run rounds until every judged metric is decided (faster, slower or equivalent), at most -max-rounds; the test accounts for the repeated looks")
 	fs.IntVar(&f.maxRounds, "max-rounds", 0, "with -until-decided, the most `rounds` to run")
 	fs.Float64Var(&f.delta, "delta", 0.02, "equivalence margin as a `fraction`: B/A within ±delta is equivalent")
@@ -159,7 +159,7 @@ func runInterleave(args []string, stdout, stderr io.Writer) int {
 	case !f.untilDecided && set["max-rounds"]:
 		return usageErr("-max-rounds %d without -until-decided: use -rounds for a fixed number of rounds", f.maxRounds)
 	case f.untilDecided && (f.maxRounds < 6 || f.maxRounds > maxRounds):
-		return usageErr("-max-rounds %d: need 6 to %d (6 rounds give the first 95%% CI)", f.maxRounds, maxRounds)
+		return usageErr("-max-rounds %d: need 6 to %d (6 rounds give the first 95%% CI, 7 for 2–3 units under Holm)", f.maxRounds, maxRounds)
 	case f.rounds < 1:
 		return usageErr("-rounds %d: need at least 1 (6 or more for a verdict)", f.rounds)
 	case f.rounds > maxRounds:
@@ -426,16 +426,44 @@ func judgeResults(f interleaveFlags, arms []string, results []*benchfmt.Result) 
 		}
 		return nil, fmt.Errorf("%s holds no %s values to judge: choose -unit from the units the benchmarks report", f.out, f.units)
 	}
+	// One family per benchmark and candidate arm: Holm over its units, so
+	// that an arm equal to the base is called faster or slower on any of
+	// them at most 1 − confidence of the time.
 	opt := f.options()
-	rows := make([]judged, 0, len(sets))
-	for _, s := range sets {
-		v, err := nullband.Judge(s.Samples, opt)
+	rows := make([]judged, len(sets))
+	for _, fam := range families(sets) {
+		members := make([]nullband.Samples, len(fam))
+		for i, k := range fam {
+			members[i] = sets[k].Samples
+		}
+		f, err := nullband.JudgeFamily(members, opt)
 		if err != nil {
 			return nil, err
 		}
-		rows = append(rows, judged{Set: s, Verdict: v})
+		for i, k := range fam {
+			rows[k] = judged{Set: sets[k], Verdict: f.Verdicts[i]}
+		}
 	}
 	return rows, nil
+}
+
+// families groups the indices of sets by benchmark and candidate arm, in
+// the order first seen.
+func families(sets []interleave.Set) [][]int {
+	type key struct{ bench, arm string }
+	at := map[key]int{}
+	var out [][]int
+	for i, s := range sets {
+		k := key{s.Benchmark, s.Candidate}
+		j, ok := at[k]
+		if !ok {
+			j = len(out)
+			at[k] = j
+			out = append(out, nil)
+		}
+		out[j] = append(out[j], i)
+	}
+	return out
 }
 
 // judgeFile reads the output file back, judges every candidate arm against

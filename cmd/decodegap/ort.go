@@ -204,7 +204,7 @@ func runORT(args []string, stdout, stderr io.Writer) int {
 	case f.until && set["rounds"]:
 		return usageErr("-rounds with -until-decided: give the most rounds with -max-rounds")
 	case f.until && (f.maxRounds < 6 || f.maxRounds > maxRounds):
-		return usageErr("-max-rounds %d: need 6 to %d with -until-decided (6 rounds give the first 95%% CI)", f.maxRounds, maxRounds)
+		return usageErr("-max-rounds %d: need 6 to %d with -until-decided (6 rounds give the first 95%% CI, 7 for 2–3 units under Holm)", f.maxRounds, maxRounds)
 	case !f.until && set["max-rounds"]:
 		return usageErr("-max-rounds %d without -until-decided: use -rounds for a fixed number of rounds", f.maxRounds)
 	case f.rounds < 1 || f.rounds > maxRounds:

@@ -8,7 +8,8 @@
 # (ONNX Runtime and the model in .cache/).
 #
 # Settings (environment):
-#   ORT_ROUNDS  rounds (default 8: the verdict needs 6 accepted rounds)
+#   ORT_ROUNDS  rounds (default 8: the verdict needs 7 used rounds at the
+#               97.5–98.3% of Holm's first step over 2–3 metrics)
 #   ORT_STEPS   steps per block, N of -benchtime=Nx (default 600: about 1.5 s
 #               a block at 2 ms)
 #   ORT_GAP     the idle gap before each step (default 2ms)

@@ -19,8 +19,9 @@
 #
 # Settings (environment):
 #   BENCH_COUNT       rounds, -count (default 8: the verdict's confidence
-#                     interval needs at least 6 rounds that the null arm does
-#                     not reject, and a busy host rejects some)
+#                     interval needs at least 7 used rounds at the 98.3% of
+#                     an arm's first Holm step, and a busy host quarantines
+#                     some)
 #   BENCH_STEPS       steps per arm per round at gaps 0s and 100µs, N of
 #                     -benchtime=Nx (default 4000)
 #   BENCH_STEPS_2MS   steps per arm per round at the 2ms gap (default 600)

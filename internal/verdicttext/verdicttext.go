@@ -51,6 +51,10 @@ type Names struct {
 	Delta string
 	// MaxQuarantined names the quarantine cap's setting.
 	MaxQuarantined string
+	// Family says what one family of rows is, for rows judged by
+	// nullband.JudgeFamily ("the metrics of one arm"); the line that
+	// states the family-wise rate uses it.
+	Family string
 }
 
 // MaxListed is the most quarantined rounds listed per row.
@@ -73,19 +77,21 @@ func Write(w io.Writer, rows []Row, n Names) error {
 		n.Null = "A'"
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	conf := 0.0
-	for _, r := range rows {
-		if r.Err == nil {
-			conf = r.Verdict.Confidence
-			break
-		}
+	// One level heads the CI column when every row shares it; otherwise
+	// (Holm gives each row its own) each interval carries its level.
+	conf, same := level(rows)
+	head, mark := "CI", func(nullband.Verdict) string { return "" }
+	if same {
+		head = pct0(conf) + " CI"
+	} else {
+		mark = func(v nullband.Verdict) string { return " (" + pct0(v.Confidence) + ")" }
 	}
 	// The benchmark column only when some row names one.
 	bench := func(r Row) string { return r.Bench + "\t" }
 	if noBench(rows) {
 		bench = func(Row) string { return "" }
 	}
-	fmt.Fprintf(tw, "%sarm\tmetric\tverdict\tB/A\t%s CI\tδ / MDE\trounds\tbenchstat\n", bench(Row{Bench: "benchmark"}), pct0(conf))
+	fmt.Fprintf(tw, "%sarm\tmetric\tverdict\tB/A\t%s\tδ / MDE\trounds\tbenchstat\n", bench(Row{Bench: "benchmark"}), head)
 	for _, r := range rows {
 		if r.Err != nil {
 			fmt.Fprintf(tw, "%s%s\t%s\terror\t-\t-\t-\t-\t-\n", bench(r), r.Arm, r.Metric)
@@ -93,7 +99,7 @@ func Write(w io.Writer, rows []Row, n Names) error {
 		}
 		v := r.Verdict
 		fmt.Fprintf(tw, "%s%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", bench(r), r.Arm, r.Metric, v.Outcome,
-			ratio(v.Ratio), judgedInterval(v), marginOrMDE(v), rounds(v), benchstat(v))
+			ratio(v.Ratio), judgedInterval(v, mark), marginOrMDE(v), rounds(v), benchstat(v))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -153,7 +159,10 @@ func notes(rows []Row, n Names) []string {
 	if eq := equivalentRows(rows); len(eq) > 0 {
 		v := eq[0].Verdict
 		lines = append(lines, fmt.Sprintf("equivalent (%s): the %s interval marked (%s) lies inside ±%s: two one-sided tests, each at %s, rule out a change beyond the margin.",
-			labels(eq), pct0(1-2*(1-v.Confidence)), pct0(1-2*(1-v.Confidence)), pct(v.Delta), pct0(1-v.Confidence)))
+			labels(eq), pct0(1-2*(1-v.EqConfidence)), pct0(1-2*(1-v.EqConfidence)), pct(v.Delta), pct0(1-v.EqConfidence)))
+	}
+	if f := familyLine(rows, n); f != "" {
+		lines = append(lines, f)
 	}
 	return append(lines, errs...)
 }
@@ -178,14 +187,52 @@ func labels(rows []Row) string {
 	return strings.Join(l, ", ")
 }
 
-// judgedInterval is the interval the outcome was judged on: the (1−2α)
+// judgedInterval is the interval the outcome was judged on: the (1−2α_eq)
 // interval of an equivalent verdict, marked with its level, else the
-// confidence interval the column names.
-func judgedInterval(v nullband.Verdict) string {
+// confidence interval, with mark(v) after it.
+func judgedInterval(v nullband.Verdict, mark func(nullband.Verdict) string) string {
 	if v.Outcome == nullband.Equivalent {
-		return interval(v.EqLo, v.EqHi) + " (" + pct0(1-2*(1-v.Confidence)) + ")"
+		return interval(v.EqLo, v.EqHi) + " (" + pct0(1-2*(1-v.EqConfidence)) + ")"
 	}
-	return interval(v.Lo, v.Hi)
+	return interval(v.Lo, v.Hi) + mark(v)
+}
+
+// level returns the confidence of the rows' difference intervals and
+// whether every row without an error shares it.
+func level(rows []Row) (float64, bool) {
+	conf, set := 0.0, false
+	for _, r := range rows {
+		if r.Err != nil {
+			continue
+		}
+		if !set {
+			conf, set = r.Verdict.Confidence, true
+		} else if math.Abs(r.Verdict.Confidence-conf) > 1e-12 {
+			return conf, false
+		}
+	}
+	return conf, true
+}
+
+// familyLine states the family-wise rate of rows judged by
+// nullband.JudgeFamily with more than one member; "" otherwise.
+func familyLine(rows []Row, n Names) string {
+	var fam []Row
+	for _, r := range rows {
+		if r.Err == nil && r.Verdict.FamilySize > 1 {
+			fam = append(fam, r)
+		}
+	}
+	if len(fam) == 0 {
+		return ""
+	}
+	v := fam[0].Verdict
+	what := n.Family
+	if what == "" {
+		what = "a family"
+	}
+	return fmt.Sprintf("false alarms: Holm's procedure over the %d rows of %s keeps the chance that any of them is called faster or slower while unchanged at %s or less; each CI is at its Holm level (%s at the first step).",
+		v.FamilySize, what, pct0(v.FamilyAlpha), pct0(1-v.FamilyAlpha/float64(v.FamilySize)))
 }
 
 // reasonText writes one reason, with the rows it concerns and their numbers.
@@ -194,25 +241,41 @@ func reasonText(x nullband.Reason, rows []Row, n Names) string {
 	var list []string
 	switch x {
 	case nullband.TooFewRounds:
+		_, same := level(rows)
 		for _, r := range rows {
-			list = append(list, fmt.Sprintf("%s: %d used", label(r), r.Verdict.Used))
+			e := fmt.Sprintf("%s: %d used", label(r), r.Verdict.Used)
+			if !same {
+				e += fmt.Sprintf(" of %d needed at %s", r.Verdict.NeedRounds, pct0(r.Verdict.Confidence))
+			}
+			list = append(list, e)
 		}
 		s := fmt.Sprintf("too few rounds (%s): a %s interval needs at least %d used rounds",
 			strings.Join(list, "; "), pct0(v.Confidence), v.NeedRounds)
+		if !same {
+			s = fmt.Sprintf("too few rounds (%s) for a finite interval", strings.Join(list, "; "))
+		}
 		if n.Rounds != "" {
 			s += fmt.Sprintf("; raise %s", n.Rounds)
 		}
 		return s + "."
 	case nullband.Straddles:
+		_, same := level(rows)
 		for _, r := range rows {
 			e := fmt.Sprintf("%s: CI %s", label(r), interval(r.Verdict.Lo, r.Verdict.Hi))
+			if !same {
+				e = fmt.Sprintf("%s: %s CI %s", label(r), pct0(r.Verdict.Confidence), interval(r.Verdict.Lo, r.Verdict.Hi))
+			}
 			if k := r.Verdict.RoundsToDecide; k > 0 {
 				e += fmt.Sprintf(", about %d rounds would decide", k)
 			}
 			list = append(list, e)
 		}
-		s := fmt.Sprintf("undecided: the %s interval holds 1 and reaches past ±%s, so it shows neither a change nor equivalence (%s)",
-			pct0(v.Confidence), pct(v.Delta), strings.Join(list, "; "))
+		lv := pct0(v.Confidence) + " "
+		if !same {
+			lv = ""
+		}
+		s := fmt.Sprintf("undecided: the %sinterval holds 1 and reaches past ±%s, so it shows neither a change nor equivalence (%s)",
+			lv, pct(v.Delta), strings.Join(list, "; "))
 		if n.Rounds != "" {
 			s += fmt.Sprintf("; more rounds narrow it (%s)", n.Rounds)
 		}

@@ -160,3 +160,36 @@ func TestOtherReasonsWords(t *testing.T) {
 	assert.Contains(t, flat, "stopped before deciding (seq ns/op: 12 rounds), below the cap -max-rounds.")
 	assert.NotContains(t, flat, "about -1 rounds")
 }
+
+// A family judged by Holm: a row called slower at the first step (98.3%)
+// and two rows re-judged at the second (97.5%); the column carries each
+// row's level, the equivalent row its 90% interval, and one line states
+// the family-wise rate.
+func TestFamilyLevels(t *testing.T) {
+	f, err := nullband.JudgeFamily([]nullband.Samples{synth(1, 20, 0.005, 1.05), synth(2, 20, 0.002, 1), synth(4, 8, 0.03, 1)}, nullband.Options{})
+	require.NoError(t, err)
+	require.Equal(t, []nullband.Outcome{nullband.Slower, nullband.Equivalent, nullband.Undecided},
+		[]nullband.Outcome{f.Verdicts[0].Outcome, f.Verdicts[1].Outcome, f.Verdicts[2].Outcome})
+	n := names
+	n.Family = "the metrics of one arm"
+	var b bytes.Buffer
+	require.NoError(t, Write(&b, []Row{
+		{Arm: "new", Metric: "sec/op", Verdict: f.Verdicts[0]},
+		{Arm: "new", Metric: "p50-sec/op", Verdict: f.Verdicts[1]},
+		{Arm: "new", Metric: "cpu/wall", Verdict: f.Verdicts[2]},
+	}, n))
+	out := b.String()
+	lines := strings.Split(out, "\n")
+	assert.Regexp(t, `^arm +metric +verdict +B/A +CI +δ / MDE`, lines[0], "no single level heads the column")
+	assert.Regexp(t, `^new +sec/op +slower +1\.0\d\d +1\.\d+–1\.\d+ \(98\.3%\) `, lines[1])
+	assert.Regexp(t, `^new +p50-sec/op +equivalent +\S+ +\S+ \(90%\) `, lines[2])
+	assert.Regexp(t, `^new +cpu/wall +undecided +\S+ +\S+ \(97\.5%\) `, lines[3])
+	flat := strings.Join(strings.Fields(out), " ")
+	assert.Contains(t, flat, "false alarms: Holm's procedure over the 3 rows of the metrics of one arm keeps the chance that any of them is called faster or slower while unchanged at 5% or less; each CI is at its Holm level (98.3% at the first step).")
+	assert.Contains(t, flat, "the 90% interval marked (90%) lies inside ±2.0%: two one-sided tests, each at 5%")
+
+	// Rows judged alone: one level in the header, no family line.
+	alone := write(t, []Row{{Arm: "new", Metric: "sec/op", Verdict: judge(t, synth(1, 20, 0.005, 1.05))}})
+	assert.Regexp(t, `^arm +metric +verdict +B/A +95% CI `, alone)
+	assert.NotContains(t, alone, "false alarms")
+}
