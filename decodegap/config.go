@@ -198,7 +198,8 @@ type RunConfig struct {
 	// instead of reporting the transient with a warning.
 	RequireSteady bool
 	// SLO, when its Limit is set, judges a latency objective on the run:
-	// on response times with Gap.Open, on step latencies otherwise.
+	// on response times with Gap.Open, on step latencies otherwise. Left
+	// zero, $DECODEGAP_SLO sets it (EnvSLO).
 	SLO SLO
 }
 
@@ -289,7 +290,8 @@ type settings struct {
 	budget        Budget
 	screen        Screen
 	requireSteady bool
-	slo           SLO // RunConfig only
+	slo           SLO    // RunConfig only
+	sloFrom       string // where slo came from, for the log: "RunConfig.SLO" or "$DECODEGAP_SLO"
 }
 
 func (c *RunConfig) settings() *settings {

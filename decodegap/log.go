@@ -400,8 +400,11 @@ func (o *openResult) line() string {
 // line reports the objective's verdict with the bound it rests on, or, when
 // too few steps were recorded for a bound, the count a pass needs.
 func (o *sloResult) line() string {
-	name := pctName(o.obj.Q)
-	head := fmt.Sprintf("SLO %s %s ≤ %s (RunConfig.SLO, %.0f%% bound over %d steps): %s", o.of, name, fmtNs(o.obj.Limit), 100*o.obj.Confidence, o.j.N, o.j.Verdict)
+	name, from := pctName(o.obj.Q), o.from
+	if from == "" {
+		from = "RunConfig.SLO"
+	}
+	head := fmt.Sprintf("SLO %s %s ≤ %s (%s, %.0f%% bound over %d steps): %s", o.of, name, fmtNs(o.obj.Limit), from, 100*o.obj.Confidence, o.j.N, o.j.Verdict)
 	if o.overloaded {
 		return head + ": the queue grew through the run (OVERLOADED above), so the arrivals outpace the step whatever this run's bound says"
 	}

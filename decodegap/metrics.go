@@ -6,6 +6,7 @@ import (
 
 	"golang.org/x/perf/benchunit"
 
+	"github.com/gapbench/gapbench/decodegap/internal/tail"
 	"github.com/gapbench/gapbench/hostmon"
 )
 
@@ -102,6 +103,15 @@ var metricTable = []metricDef{
 	{"resp-p99.9-ns/op", "Gap.Open: 99.9th percentile response time, when enough steps bound it", knownTail(func(r *result) *tails { return &r.open.respTail }, 2)},
 	{"late-ns/op", "Gap.Open: mean lateness of a step's start after its scheduled arrival", openFigure(func(o *openResult) float64 { return o.lateMean })},
 	{"queue-max", "Gap.Open: most arrivals due and not yet finished at a step's start (1: no queue)", openFigure(func(o *openResult) float64 { return float64(o.queueMax) })},
+	{"slo-met", "RunConfig.SLO (or $DECODEGAP_SLO): 1 when the percentile's bound shows the objective met, 0 when it shows it missed (or Gap.Open's queue grew); left out when undecided", func(r *result) (float64, bool) {
+		switch {
+		case !r.slo.on || r.slo.j.Verdict == tail.Undecided:
+			return 0, false
+		case r.slo.j.Verdict == tail.Pass:
+			return 1, true
+		}
+		return 0, true
+	}},
 	{"steady-%", "share of the recorded iterations in the steady window (100 = all; the rest was left out)", func(r *result) (float64, bool) {
 		return 100 * float64(r.n-r.from) / float64(r.n), r.n > 0
 	}},

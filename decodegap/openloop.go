@@ -135,7 +135,7 @@ func (m *openMode) loop(r *runner) (string, error) {
 func (m *openMode) analyze(r *runner) *result {
 	res := r.analyzeSingle()
 	res.open = openStats([]*stream{m.s})
-	res.slo = judgeSLO(r.s.slo, m.s.resp.lat, "response time").unless(res.open)
+	res.slo = r.s.judgeSLO(m.s.resp.lat, "response time").unless(res.open)
 	return res
 }
 
@@ -236,6 +236,8 @@ type sloResult struct {
 	j   tail.Judgement
 	// of names what was judged: "response time" or "step latency".
 	of string
+	// from names where the objective came from ("" is RunConfig.SLO).
+	from string
 	// overloaded is set when the open loop's queue grew through the run:
 	// the verdict is then fail whatever the bound said, since a growing
 	// queue has no steady tail for a longer run to approach.
@@ -248,6 +250,13 @@ func (s sloResult) unless(o openResult) sloResult {
 		s.overloaded, s.j.Verdict = true, tail.Fail
 	}
 	return s
+}
+
+// judgeSLO judges the run's objective on xs (ns) when it is set.
+func (s *settings) judgeSLO(xs []int64, of string) sloResult {
+	r := judgeSLO(s.slo, xs, of)
+	r.from = s.sloFrom
+	return r
 }
 
 // judgeSLO judges o on xs (ns) when o is set.
@@ -389,7 +398,7 @@ func (m *openSessionsMode) analyze(r *runner) *result {
 	}
 	r.fill(res, lat, gaps, res.from)
 	res.open = openStats(m.ss)
-	res.slo = judgeSLO(r.s.slo, resp, "response time").unless(res.open)
+	res.slo = r.s.judgeSLO(resp, "response time").unless(res.open)
 	if c := &res.proc; c.ok && c.wallNs > 0 {
 		res.throughput = float64(len(m.ss)*c.iters()) / (float64(c.wallNs) / 1e9)
 	}

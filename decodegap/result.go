@@ -176,7 +176,7 @@ func (r *runner) loopNs() int64 {
 func (r *runner) fill(res *result, lat, gaps []int64, spanFrom int) {
 	res.lat = summarize(lat)
 	res.tails = tailsOf(lat)
-	res.slo = judgeSLO(r.s.slo, lat, "step latency")
+	res.slo = r.s.judgeSLO(lat, "step latency")
 	res.out = findOutliers(lat, res.lat.p50)
 	g := summarize(gaps)
 	res.gap.mean, res.gap.p50 = g.mean, g.p50

@@ -35,10 +35,15 @@ const counterBudget = 0.01
 // most nine lines: testing keeps ten.
 func Run(b *testing.B, cfg RunConfig, open Opener) {
 	b.Helper()
-	s := cfg.settings()
 	if open == nil {
 		b.Fatalf("decodegap.Run: open is nil: pass an Opener (decodegap.Func(step) for a plain step)")
 	}
+	from, err := resolveSLO(&cfg)
+	if err != nil {
+		b.Fatalf("decodegap.Run: %v", err)
+	}
+	s := cfg.settings()
+	s.sloFrom = from
 	if err := cfg.validate(); err != nil {
 		b.Fatalf("decodegap.Run: %v", err)
 	}

@@ -75,6 +75,10 @@ func BenchmarkChild(b *testing.B) {
 			})
 	case "badconfig":
 		Run(b, RunConfig{Gap: Gap{Jitter: 2}}, Func(func() error { return nil }))
+	case "slo-code":
+		Run(b, RunConfig{Window: 8, SLO: SLO{Percentile: 50, Limit: time.Second}}, Func(func() error { return nil }))
+	case "slo-search":
+		SearchRate(b, RunConfig{Window: 8}, Func(func() error { return nil }), Rates{Start: 2000, Max: 4000, MaxProbes: 2})
 	case "require":
 		Run(b, RunConfig{RequireSteady: true}, Func(func() error { return nil }))
 	default:

@@ -3,6 +3,9 @@ package decodegap
 import (
 	"fmt"
 	"math"
+	"os"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -37,12 +40,17 @@ type Rates struct {
 // rate, long enough for a queue above capacity to show, where a fixed
 // -benchtime=Nx probe at a high rate lasts milliseconds.
 // It returns the rate found (0 when none passed) and prints the search, one
-// indented line per probe, after the sub-benchmarks' lines.
+// indented line per probe, after the sub-benchmarks' lines. Left zero,
+// cfg.SLO is taken from $DECODEGAP_SLO (EnvSLO), as in Run.
 func SearchRate(b *testing.B, cfg RunConfig, open Opener, rates Rates) float64 {
 	b.Helper()
 	const fn = "decodegap.SearchRate"
+	from, err := resolveSLO(&cfg)
+	if err != nil {
+		b.Fatalf("%s: %v", fn, err)
+	}
 	if !cfg.SLO.on() {
-		b.Fatalf("%s: RunConfig.SLO.Limit is 0: set the objective to search for (e.g. SLO{Percentile: 99, Limit: 5 * time.Millisecond})", fn)
+		b.Fatalf("%s: RunConfig.SLO.Limit is 0: set the objective to search for (e.g. SLO{Percentile: 99, Limit: 5 * time.Millisecond}, or $%s=p99=5ms)", fn, EnvSLO)
 	}
 	if open == nil {
 		b.Fatalf("%s: open is nil: pass an Opener (decodegap.Func(step) for a plain step)", fn)
@@ -61,7 +69,7 @@ func SearchRate(b *testing.B, cfg RunConfig, open Opener, rates Rates) float64 {
 		var j tail.Judgement
 		ok := b.Run("rate="+fmtRate(rate)+"/s", func(b *testing.B) {
 			s := c.settings()
-			s.fn = fn
+			s.fn, s.sloFrom = fn, from
 			// testing's first calls of a duration -benchtime are short:
 			// windows shrink to fit them (they bound no tail anyway).
 			if b.N < 4 {
@@ -86,4 +94,91 @@ func SearchRate(b *testing.B, cfg RunConfig, open Opener, rates Rates) float64 {
 	}
 	writeSearch(summaryOut, b.Name(), cfg.SLO, res)
 	return res.Rate
+}
+
+// EnvSLO is the environment variable that sets the latency objective of
+// Run and SearchRate in any test binary when RunConfig.SLO is zero
+// (RunConfig.SLO set in code wins), in ParseSLO's syntax:
+// DECODEGAP_SLO=p99=5ms go test -bench . An invalid value fails the
+// benchmark, naming the variable.
+const EnvSLO = "DECODEGAP_SLO"
+
+// sloExample is the syntax shown in ParseSLO's errors.
+const sloExample = "write pPERCENTILE=LIMIT[@CONFIDENCE], e.g. p99=5ms, p99.9=20ms@90% or p50=800us@0.99"
+
+// ParseSLO parses a latency objective written as pPERCENTILE=LIMIT with an
+// optional @CONFIDENCE: "p99=5ms", "p99.9=20ms", "p50=800us",
+// "p99=5ms@90%" or "p99=5ms@0.9". LIMIT is a time.ParseDuration duration
+// > 0; the percentile is in (0, 100); the confidence, a percentage or a
+// fraction in (0, 1), is 0 (meaning 0.95) when left out. The error names
+// the bad part and shows an example. SLO.String writes the same syntax.
+func ParseSLO(s string) (SLO, error) {
+	in := strings.TrimSpace(s)
+	bad := func(format string, a ...any) (SLO, error) {
+		return SLO{}, fmt.Errorf("SLO %q: %s: %s", s, fmt.Sprintf(format, a...), sloExample)
+	}
+	if in == "" {
+		return bad("empty")
+	}
+	obj, conf, hasConf := strings.Cut(in, "@")
+	pct, limit, ok := strings.Cut(obj, "=")
+	if !ok {
+		return bad("no '=' between the percentile and the limit")
+	}
+	var o SLO
+	num, isP := strings.CutPrefix(strings.TrimSpace(pct), "p")
+	p, err := strconv.ParseFloat(num, 64)
+	if !isP || err != nil || !(p > 0 && p < 100) {
+		return bad("percentile %q is not p and a number in (0, 100)", pct)
+	}
+	o.Percentile = p
+	d, err := time.ParseDuration(strings.TrimSpace(limit))
+	if err != nil || d <= 0 {
+		return bad("limit %q is not a duration > 0 with its unit", limit)
+	}
+	o.Limit = d
+	if hasConf {
+		c := strings.TrimSpace(conf)
+		scale := 1.0
+		if n, isPct := strings.CutSuffix(c, "%"); isPct {
+			c, scale = n, 100
+		}
+		v, err := strconv.ParseFloat(c, 64)
+		if v /= scale; err != nil || !(v > 0 && v < 1) {
+			return bad("confidence %q is not a percentage (90%%) or a fraction (0.9) in (0, 1)", conf)
+		}
+		o.Confidence = v
+	}
+	return o, nil
+}
+
+// String writes o in ParseSLO's syntax ("p99=5ms", "p99.9=20ms@90%"); the
+// zero SLO is "off".
+func (o SLO) String() string {
+	if o == (SLO{}) {
+		return "off"
+	}
+	s := "p" + strconv.FormatFloat(o.Percentile, 'g', -1, 64) + "=" + o.Limit.String()
+	if o.Confidence != 0 {
+		s += "@" + strconv.FormatFloat(100*o.Confidence, 'g', 6, 64) + "%"
+	}
+	return s
+}
+
+// resolveSLO fills cfg.SLO from $DECODEGAP_SLO when the config leaves it
+// zero, and returns what the objective came from, for the log.
+func resolveSLO(cfg *RunConfig) (from string, err error) {
+	if cfg.SLO != (SLO{}) {
+		return "RunConfig.SLO", nil
+	}
+	v := os.Getenv(EnvSLO)
+	if v == "" {
+		return "RunConfig.SLO", nil
+	}
+	o, err := ParseSLO(v)
+	if err != nil {
+		return "", fmt.Errorf("$%s: %w", EnvSLO, err)
+	}
+	cfg.SLO = o
+	return "$" + EnvSLO, nil
 }

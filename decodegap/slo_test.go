@@ -11,6 +11,7 @@ import (
 	"github.com/gapbench/gapbench/decodegap/internal/gap"
 	"github.com/gapbench/gapbench/decodegap/internal/slo"
 	"github.com/gapbench/gapbench/decodegap/internal/tail"
+	"github.com/gapbench/gapbench/internal/testutil"
 )
 
 func TestSLOConfig(t *testing.T) {
@@ -125,4 +126,110 @@ func TestModeForOpenSessions(t *testing.T) {
 	c.Gap.Open = false
 	_, ok = modeFor(&c).(*singleMode)
 	assert.True(t, ok)
+}
+
+func TestParseSLO(t *testing.T) {
+	for in, want := range map[string]SLO{
+		"p99=5ms":         {Percentile: 99, Limit: 5 * time.Millisecond},
+		"p99.9=20ms":      {Percentile: 99.9, Limit: 20 * time.Millisecond},
+		"p50=800us":       {Percentile: 50, Limit: 800 * time.Microsecond},
+		"p50=800µs":       {Percentile: 50, Limit: 800 * time.Microsecond},
+		" p90 = 1.5s ":    {Percentile: 90, Limit: 1500 * time.Millisecond},
+		"p99=5ms@90%":     {Percentile: 99, Limit: 5 * time.Millisecond, Confidence: 0.9},
+		"p99=5ms@0.9":     {Percentile: 99, Limit: 5 * time.Millisecond, Confidence: 0.9},
+		"p99.99=1s@99.9%": {Percentile: 99.99, Limit: time.Second, Confidence: 0.999},
+		"p0.1=100ns@0.5":  {Percentile: 0.1, Limit: 100 * time.Nanosecond, Confidence: 0.5},
+		"p99=1m30s@ 95% ": {Percentile: 99, Limit: 90 * time.Second, Confidence: 0.95},
+	} {
+		got, err := ParseSLO(in)
+		require.NoError(t, err, in)
+		assert.InDelta(t, want.Percentile, got.Percentile, 1e-12, in)
+		assert.Equal(t, want.Limit, got.Limit, in)
+		assert.InDelta(t, want.Confidence, got.Confidence, 1e-12, in)
+		assert.NoError(t, (&RunConfig{SLO: got}).validate(), in)
+		back, err := ParseSLO(got.String())
+		require.NoError(t, err, "%s → %s", in, got.String())
+		assert.Equal(t, got, back, "String writes what ParseSLO reads")
+	}
+	const eg = ": write pPERCENTILE=LIMIT[@CONFIDENCE], e.g. p99=5ms, p99.9=20ms@90% or p50=800us@0.99"
+	for in, want := range map[string]string{
+		"":             `SLO "": empty`,
+		"p99":          `SLO "p99": no '=' between the percentile and the limit`,
+		"99=5ms":       `SLO "99=5ms": percentile "99" is not p and a number in (0, 100)`,
+		"p100=5ms":     `SLO "p100=5ms": percentile "p100" is not p and a number in (0, 100)`,
+		"p0=5ms":       `SLO "p0=5ms": percentile "p0" is not p and a number in (0, 100)`,
+		"pNaN=5ms":     `SLO "pNaN=5ms": percentile "pNaN" is not p and a number in (0, 100)`,
+		"p99=5":        `SLO "p99=5": limit "5" is not a duration > 0 with its unit`,
+		"p99=0s":       `SLO "p99=0s": limit "0s" is not a duration > 0 with its unit`,
+		"p99=-1ms":     `SLO "p99=-1ms": limit "-1ms" is not a duration > 0 with its unit`,
+		"p99=5ms@95":   `SLO "p99=5ms@95": confidence "95" is not a percentage (90%) or a fraction (0.9) in (0, 1)`,
+		"p99=5ms@100%": `SLO "p99=5ms@100%": confidence "100%" is not a percentage (90%) or a fraction (0.9) in (0, 1)`,
+		"p99=5ms@":     `SLO "p99=5ms@": confidence "" is not a percentage (90%) or a fraction (0.9) in (0, 1)`,
+		"p99=5ms@x%":   `SLO "p99=5ms@x%": confidence "x%" is not a percentage (90%) or a fraction (0.9) in (0, 1)`,
+	} {
+		_, err := ParseSLO(in)
+		assert.EqualError(t, err, want+eg, in)
+	}
+	assert.Equal(t, "p99.9=20ms@90%", SLO{Percentile: 99.9, Limit: 20 * time.Millisecond, Confidence: 0.9}.String())
+	assert.Equal(t, "p99=5ms", SLO{Percentile: 99, Limit: 5 * time.Millisecond}.String())
+	assert.Equal(t, "off", SLO{}.String())
+}
+
+// $DECODEGAP_SLO judges any test binary's Run when RunConfig.SLO is zero,
+// with the log line and the slo-met metric RunConfig.SLO gives; the config
+// wins over it; a bad value fails the benchmark naming the variable.
+func TestRunSLOFromTheEnvironment(t *testing.T) {
+	bench := func(mode, slo string) (string, error) {
+		return testutil.Bench(t, []string{childEnv + "=" + mode, EnvSLO + "=" + slo}, "^BenchmarkChild$", "-test.benchtime=400x")
+	}
+	out, err := bench("flat", "p99=1s")
+	require.NoError(t, err, out)
+	assert.Regexp(t, `SLO step latency p99 ≤ 1s \(\$DECODEGAP_SLO, 95% bound over \d+ steps\): pass: the upper bound`, out)
+	rs := testutil.ResultsString(t, out)
+	require.Len(t, rs, 1)
+	met, ok := rs[0].Value("slo-met")
+	require.True(t, ok, out)
+	assert.Equal(t, 1.0, met)
+
+	// A no-op step takes more than a nanosecond at its median.
+	out, err = bench("flat", "p50=1ns@90%")
+	require.NoError(t, err, out)
+	assert.Regexp(t, `SLO step latency p50 ≤ 1ns \(\$DECODEGAP_SLO, 90% bound over \d+ steps\): fail: the lower bound`, out)
+	met, ok = testutil.ResultsString(t, out)[0].Value("slo-met")
+	require.True(t, ok, out)
+	assert.Equal(t, 0.0, met)
+
+	out, err = bench("slo-code", "p50=1ns")
+	require.NoError(t, err, out)
+	assert.Regexp(t, `SLO step latency p50 ≤ 1s \(RunConfig.SLO, 95% bound over \d+ steps\): pass`, out)
+
+	out, err = bench("flat", "p99=5")
+	require.Error(t, err, out)
+	assert.Contains(t, out, `decodegap.Run: $DECODEGAP_SLO: SLO "p99=5": limit "5" is not a duration > 0 with its unit: write pPERCENTILE=LIMIT[@CONFIDENCE], e.g. p99=5ms`)
+
+	out, err = bench("flat", "")
+	require.NoError(t, err, out)
+	assert.NotContains(t, out, "SLO ")
+	assert.NotContains(t, out, "slo-met")
+}
+
+// SearchRate takes its objective from $DECODEGAP_SLO as Run does. (Whether
+// a no-op step passes at 2000/s depends on the host's weather: a preempted
+// run's queue grows; the verdicts are not asserted.)
+func TestSearchRateSLOFromTheEnvironment(t *testing.T) {
+	out, err := testutil.Bench(t, []string{childEnv + "=slo-search", EnvSLO + "=p50=1s"}, "^BenchmarkChild$", "-test.benchtime=400x")
+	require.NoError(t, err, out)
+	assert.Contains(t, out, "--- decodegap.SearchRate: BenchmarkChild: response p50 ≤ 1s at 95% confidence")
+	assert.Regexp(t, `SLO response time p50 ≤ 1s \(\$DECODEGAP_SLO, 95% bound over 400 steps\): (pass|fail)`, out)
+	rs := testutil.ResultsString(t, out)
+	require.NotEmpty(t, rs)
+	for _, r := range rs {
+		assert.Contains(t, testutil.Name(r), "Child/rate=")
+		met, ok := r.Value("slo-met")
+		assert.True(t, ok && (met == 0 || met == 1), "%s: every probe is decided", testutil.Name(r))
+	}
+
+	out, err = testutil.Bench(t, []string{childEnv + "=slo-search", EnvSLO + "="}, "^BenchmarkChild$", "-test.benchtime=400x")
+	require.Error(t, err, out)
+	assert.Contains(t, out, "decodegap.SearchRate: RunConfig.SLO.Limit is 0: set the objective to search for (e.g. SLO{Percentile: 99, Limit: 5 * time.Millisecond}, or $DECODEGAP_SLO=p99=5ms)")
 }
