@@ -106,10 +106,20 @@ func runChildBench(t *testing.T, bench, mode string, args ...string) (string, er
 }
 
 func TestRunReportsOnceAndNotOnTheProbe(t *testing.T) {
-	out, err := runChild(t, "flat", "400x")
-	require.NoError(t, err, out)
-	assert.Equal(t, 1, strings.Count(out, "steady state:"), "only the last call logs:\n%s", out)
-	assert.Contains(t, out, "steady state: flat from the first iteration (400 iterations, windows of 8; ")
+	const flat = "steady state: flat from the first iteration (400 iterations, windows of 8; "
+	// A co-tenant can put a level shift into a 400-step run: up to three
+	// runs are tried for the flat one.
+	var out string
+	for range 3 {
+		var err error
+		out, err = runChild(t, "flat", "400x")
+		require.NoError(t, err, out)
+		assert.Equal(t, 1, strings.Count(out, "steady state:"), "only the last call logs:\n%s", out)
+		if strings.Contains(out, flat) {
+			break
+		}
+	}
+	assert.Contains(t, out, flat)
 	assert.Regexp(t, `BenchmarkChild\S*\s+400\s+[\d.]+ ns/op`, out)
 	for _, unit := range []string{"p50-ns/op", "p99-ns/op", "cpu/wall", "vcsw/op", "peak-RSS-B", "gap-ns/op"} {
 		assert.Contains(t, out, unit)

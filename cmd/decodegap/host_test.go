@@ -41,7 +41,7 @@ func TestHostLive(t *testing.T) {
 	s := out.String()
 	t.Log(s)
 	assert.Contains(t, s, "budget for -n 1 (deterministic order): CPU ")
-	assert.Regexp(t, `contention over 0\.2\ds on the budget`, s)
+	assert.Regexp(t, `contention over 0\.[2-9]\ds on the budget`, s, "200 ms asked for; a loaded host wakes the sampler late")
 	assert.Regexp(t, `verdict: (clean|contended: )`, s)
 }
 
