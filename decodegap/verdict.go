@@ -12,32 +12,35 @@ import (
 	"github.com/gapbench/gapbench/nullband"
 )
 
-// judgedUnit is a figure Compare judges each arm on.
+// judgedUnit is a figure Compare judges each arm on, with its weight in
+// the arm's family (nullband.JudgeWeighted).
 type judgedUnit struct {
-	unit string
-	of   func(*result) float64
+	unit   string
+	of     func(*result) float64
+	weight float64
 }
 
 // judgedUnits are the figures Compare judges each arm on, against the first
-// arm: the mean (it carries the tail), the median step (the typical one),
-// and what the steps cost the machine.
+// arm: the mean (it carries the tail), the median step (the typical one,
+// and the figure users quote: it weighs twice the others), and what the
+// steps cost the machine.
 var judgedUnits = []judgedUnit{
-	{"ns/op", func(r *result) float64 { return r.lat.mean }},
-	{"p50-ns/op", func(r *result) float64 { return r.lat.p50 }},
-	{"cpu/wall", func(r *result) float64 { return r.proc.cpuPerWall() }},
+	{"ns/op", func(r *result) float64 { return r.lat.mean }, 1},
+	{"p50-ns/op", func(r *result) float64 { return r.lat.p50 }, 2},
+	{"cpu/wall", func(r *result) float64 { return r.proc.cpuPerWall() }, 1},
 }
 
 // openUnits are judged besides in an open loop (Gap.Open): the response
 // times, queueing included. A block whose p99 no bound supports gives no
 // value (its round is set aside as missing), never a guess.
 var openUnits = []judgedUnit{
-	{"resp-p50-ns/op", func(r *result) float64 { return r.open.resp.p50 }},
+	{"resp-p50-ns/op", func(r *result) float64 { return r.open.resp.p50 }, 1},
 	{"resp-p99-ns/op", func(r *result) float64 {
 		if t := r.open.respTail[1]; t.Known {
 			return t.Value
 		}
 		return math.NaN()
-	}},
+	}, 1},
 }
 
 // units returns the figures judged in this comparison.
@@ -74,7 +77,9 @@ func (c *comparison) judge(pi, rounds int) bool {
 	for a := 1; a < len(c.arms)-1; a++ {
 		av := armVerdict{arm: a}
 		var members []nullband.Samples
+		var weights []float64
 		for _, m := range c.units() {
+			weights = append(weights, m.weight)
 			s := nullband.Samples{Contended: make([]bool, rounds)}
 			for r := range rounds {
 				s.Base = append(s.Base, m.of(base[r]))
@@ -84,10 +89,10 @@ func (c *comparison) judge(pi, rounds int) bool {
 			}
 			members = append(members, s)
 		}
-		// One family per arm: Holm over its metrics, so that an arm equal
-		// to the base is called faster or slower on any of them at most
-		// 1 − Confidence of the time.
-		f, err := nullband.JudgeFamily(members, opt)
+		// One family per arm: weighted Holm over its metrics, so that an
+		// arm equal to the base is called faster or slower on any of them
+		// at most 1 − Confidence of the time.
+		f, err := nullband.JudgeWeighted(members, weights, opt)
 		for i := range members {
 			v := nullband.Verdict{}
 			if err == nil {
@@ -165,7 +170,7 @@ func (c *comparison) summary() *compareSummary {
 		var t strings.Builder
 		names := verdicttext.Names{Base: c.arms[0].Name, Null: NullArm, Rounds: "-count",
 			Delta: "CompareConfig.Verdict.Delta", MaxQuarantined: "CompareConfig.Verdict.MaxQuarantined",
-			Family: "each arm"}
+			Family: "each arm's metrics (the median step weighing twice the others)"}
 		if err := verdicttext.Write(&t, rows, names); err != nil {
 			lines = append(lines, fmt.Sprintf("verdicts: %v", err))
 		}

@@ -15,9 +15,10 @@
 // and its signed-rank test then drifts to "faster" as rounds grow.
 //
 //  1. Quarantine, symmetric in the arms: a round with a missing or
-//     non-positive value, a round Samples.Contended marks, and a round whose
-//     spread max−min of the arms' logs exceeds Options.Extreme (5) times the
-//     median spread of the complete rounds. Swapping arms within a round
+//     non-positive value, a round Samples.Contended marks whose spread
+//     max−min of the arms' logs exceeds ContendedFactor (2) times the
+//     unmarked rounds' median spread, and any round whose spread exceeds
+//     Options.Extreme (5) times the median spread of the complete rounds. Swapping arms within a round
 //     changes no decision, so the kept dᵢ stay symmetric. Over
 //     MaxQuarantined (50%) of complete rounds: TooManyQuarantined.
 //  2. Effect: the Wilcoxon signed-rank test on d. Estimate: Hodges–Lehmann
@@ -57,10 +58,20 @@
 // is the default: it stops clear effects early; O'Brien–Fleming keeps more
 // power for the last look when the noise is close to the effect.
 //
+// # Families (JudgeFamily, JudgeWeighted)
+//
+// Several metrics of one arm, or every row of a pull request, are judged
+// together under Holm's step-down procedure (weighted: Holm 1979, §4), so
+// that the chance of any false faster/slower call among them is at most α;
+// each member's difference test runs at its Holm level, its equivalence
+// test at the nominal α (Options.EqConfidence). decodegap weighs an arm's
+// median step twice its other metrics.
+//
 // Verdict also carries benchstat's view of the same rounds (each arm's
 // benchmath.AssumeNothing summary and its U-test of A against B).
 //
 // References: Hollander, Wolfe & Chicken, Nonparametric Statistical Methods
 // (3rd ed.), §3.1–3.2; Schuirmann (1987), TOST; Lan & DeMets (1983),
-// Biometrika 70:659; Jennison & Turnbull, Group Sequential Methods (2000).
+// Biometrika 70:659; Jennison & Turnbull, Group Sequential Methods (2000);
+// Holm (1979), Scand. J. Statist. 6:65.
 package nullband

@@ -45,7 +45,8 @@ type Family struct {
 	// Verdicts holds one Verdict per member, in the order given.
 	Verdicts []Verdict
 	// Levels is the confidence each member's verdict was judged at:
-	// 1 − Alpha/(m−k) for the k members called different before it.
+	// 1 − Alpha/(m−k) for the k members called different before it (with
+	// weights, 1 − Alpha·w/W; see JudgeWeighted).
 	Levels []float64
 	// Alpha is the family-wise error rate, 1 − Options.Confidence.
 	Alpha float64
@@ -59,6 +60,30 @@ type Family struct {
 // opt.Confidence is 0); see Family. An empty family returns an empty
 // Family.
 func JudgeFamily(members []Samples, opt Options) (Family, error) {
+	return JudgeWeighted(members, nil, opt)
+}
+
+// JudgeWeighted is JudgeFamily under the weighted Holm procedure (Holm
+// 1979, section 4): at each step, member i not yet called different is
+// judged at α·w_i/W, W being the sum of the weights of those members, so a
+// member that matters more keeps more of α while the family-wise rate stays
+// α. weights holds one positive weight per member; nil means equal
+// weights, which is Holm's procedure.
+func JudgeWeighted(members []Samples, weights []float64, opt Options) (Family, error) {
+	if weights != nil && len(weights) != len(members) {
+		return Family{}, fmt.Errorf("nullband: JudgeWeighted: %d weights for %d members", len(weights), len(members))
+	}
+	for i, w := range weights {
+		if !(w > 0) || math.IsInf(w, 0) {
+			return Family{}, fmt.Errorf("nullband: JudgeWeighted: weight %d is %v: want a finite weight > 0", i, w)
+		}
+	}
+	weight := func(i int) float64 {
+		if weights == nil {
+			return 1
+		}
+		return weights[i]
+	}
 	alpha := 0.05
 	if opt.Confidence != 0 {
 		alpha = 1 - opt.Confidence
@@ -75,18 +100,24 @@ func JudgeFamily(members []Samples, opt Options) (Family, error) {
 	k := 0
 	for {
 		f.Steps++
-		o := opt
-		o.Confidence = 1 - alpha/float64(m-k)
-		if o.EqConfidence == 0 {
-			o.EqConfidence = 1 - alpha
-		}
-		if o.Replicates == 0 {
-			o.Replicates = FamilyReplicates(o.Confidence)
+		left := 0.0
+		for i := range members {
+			if !called[i] {
+				left += weight(i)
+			}
 		}
 		added := 0
 		for i, s := range members {
 			if called[i] {
 				continue
+			}
+			o := opt
+			o.Confidence = 1 - alpha*weight(i)/left
+			if o.EqConfidence == 0 {
+				o.EqConfidence = 1 - alpha
+			}
+			if o.Replicates == 0 {
+				o.Replicates = FamilyReplicates(o.Confidence)
 			}
 			v, err := Judge(s, o)
 			if err != nil {

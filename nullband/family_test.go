@@ -137,3 +137,28 @@ func TestJudgeFamilyJudgesEquivalenceAtTheNominalLevel(t *testing.T) {
 	require.NoError(t, err)
 	assert.Zero(t, v.FamilySize, "a verdict judged alone has no family")
 }
+
+// Weighted Holm: a member weighing 2 of a total 4 is judged at α/2 at the
+// first step, the others at α/4; after the heavy member is called, the two
+// left share α. Bad weights are refused.
+func TestJudgeWeightedLevels(t *testing.T) {
+	fam := []Samples{familySamples(1, 20, 0), familySamples(2, 20, 0.2), familySamples(3, 20, 0)}
+	f, err := JudgeWeighted(fam, []float64{1, 2, 1}, Options{})
+	require.NoError(t, err)
+	require.Equal(t, Slower, f.Verdicts[1].Outcome)
+	assert.InDelta(t, 1-0.05/2, f.Levels[1], 1e-12, "the heavy member at its first-step level")
+	assert.InDelta(t, 1-0.05/2, f.Levels[0], 1e-12, "after it is called, the two left share α")
+	assert.InDelta(t, 1-0.05/2, f.Levels[2], 1e-12)
+	assert.Equal(t, 2, f.Steps)
+
+	eq, err := JudgeWeighted(fam, nil, Options{})
+	require.NoError(t, err)
+	plain, err := JudgeFamily(fam, Options{})
+	require.NoError(t, err)
+	assert.Equal(t, plain.Levels, eq.Levels, "nil weights are Holm's procedure")
+
+	for _, w := range [][]float64{{1, 2}, {1, 0, 1}, {1, math.Inf(1), 1}, {1, math.NaN(), 1}} {
+		_, err := JudgeWeighted(fam, w, Options{})
+		assert.Error(t, err, "%v", w)
+	}
+}

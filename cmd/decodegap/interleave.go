@@ -426,17 +426,18 @@ func judgeResults(f interleaveFlags, arms []string, results []*benchfmt.Result) 
 		}
 		return nil, fmt.Errorf("%s holds no %s values to judge: choose -unit from the units the benchmarks report", f.out, f.units)
 	}
-	// One family per benchmark and candidate arm: Holm over its units, so
-	// that an arm equal to the base is called faster or slower on any of
-	// them at most 1 − confidence of the time.
+	// One family per benchmark and candidate arm: weighted Holm over its
+	// units, so that an arm equal to the base is called faster or slower
+	// on any of them at most 1 − confidence of the time.
 	opt := f.options()
 	rows := make([]judged, len(sets))
 	for _, fam := range families(sets) {
 		members := make([]nullband.Samples, len(fam))
+		weights := make([]float64, len(fam))
 		for i, k := range fam {
-			members[i] = sets[k].Samples
+			members[i], weights[i] = sets[k].Samples, unitWeight(sets[k].Unit)
 		}
-		f, err := nullband.JudgeFamily(members, opt)
+		f, err := nullband.JudgeWeighted(members, weights, opt)
 		if err != nil {
 			return nil, err
 		}
@@ -445,6 +446,15 @@ func judgeResults(f interleaveFlags, arms []string, results []*benchfmt.Result) 
 		}
 	}
 	return rows, nil
+}
+
+// unitWeight is a unit's weight in its family: a median (p50-) unit, the
+// figure users quote, weighs twice the others, as in decodegap.Compare.
+func unitWeight(unit string) float64 {
+	if strings.HasPrefix(unit, "p50-") {
+		return 2
+	}
+	return 1
 }
 
 // families groups the indices of sets by benchmark and candidate arm, in

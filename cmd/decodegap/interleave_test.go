@@ -111,8 +111,8 @@ func TestInterleaveRealRun(t *testing.T) {
 	}
 	delta := regexp.QuoteMeta(fmt.Sprintf("%+.1f%%", 100*(med("new")/med("old")-1)))
 	table := stdout.String()
-	assert.Regexp(t, regexp.MustCompile(`(?m)^benchmark +arm +metric +verdict +B/A +(97\.5% )?CI +δ / MDE +rounds +benchstat$`), table)
-	assert.Regexp(t, regexp.MustCompile(`(?m)^Step-2 +new +sec/op +(faster|slower|equivalent|undecided) +\d\.\d{3} +\S+( \((9[05]|97\.5)%\))? +(-|±2\.0%|MDE \S+) +\d(\+\dq)? +(~|`+delta+`) p=\d\.\d{3}$`), table)
+	assert.Regexp(t, regexp.MustCompile(`(?m)^benchmark +arm +metric +verdict +B/A +(9\d(\.\d)?% )?CI +δ / MDE +rounds +benchstat$`), table)
+	assert.Regexp(t, regexp.MustCompile(`(?m)^Step-2 +new +sec/op +(faster|slower|equivalent|undecided) +\d\.\d{3} +\S+( \(9\d(\.\d)?%\))? +(-|±2\.0%|MDE \S+) +\d(\+\dq)? +(~|`+delta+`) p=\d\.\d{3}$`), table)
 	assert.Contains(t, table, "benchstat: go tool benchstat -col 'arm@(old new null)' -ignore round,screen "+out+"\n")
 
 	// benchstat itself, on the file, with the command we print.
@@ -338,9 +338,9 @@ func TestInterleaveScreenUnavailable(t *testing.T) {
 		assert.Equal(t, "unavailable", r.GetConfig("screen"))
 	}
 	// One round gives no confidence interval: the verdict says so, at the
-	// level Holm gives each of the two units (97.5%).
-	assert.Contains(t, stdout.String(), "\ntoo few rounds (b sec/op: 1 used; b p50-sec/op: 1 used): a 97.5% interval needs at least 7 used\n  rounds; raise -rounds.\n")
-	assert.Contains(t, strings.Join(strings.Fields(stdout.String()), " "), "false alarms: Holm's procedure over the 2 rows of each benchmark and arm keeps the chance that any of them is called faster or slower while unchanged at 5% or less")
+	// level weighted Holm gives each unit (sec/op 1/3 of 5%, p50 2/3).
+	assert.Contains(t, stdout.String(), "\ntoo few rounds (b sec/op: 1 used of 7 needed at 98.3%; b p50-sec/op: 1 used of 6 needed at 96.7%)\n  for a finite interval; raise -rounds.\n")
+	assert.Contains(t, strings.Join(strings.Fields(stdout.String()), " "), "false alarms: each benchmark and arm's units (a p50- unit weighing twice the others) form one family of 2 rows under Holm's procedure: the chance that any of them is called faster or slower while unchanged is at most 5%")
 }
 
 func TestInterleaveNoSuchUnit(t *testing.T) {

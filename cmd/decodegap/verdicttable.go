@@ -23,5 +23,5 @@ func writeTable(w io.Writer, rows []judged, base, null, rounds string) error {
 		vr[i] = verdicttext.Row{Bench: r.Set.Benchmark, Arm: r.Set.Candidate, Metric: r.Set.Unit, Verdict: r.Verdict}
 	}
 	return verdicttext.Write(w, vr, verdicttext.Names{Base: base, Null: null, Rounds: rounds, MaxRounds: "-max-rounds", Delta: "-delta",
-		Family: "each benchmark and arm"})
+		Family: "each benchmark and arm's units (a p50- unit weighing twice the others)"})
 }

@@ -52,8 +52,9 @@ type Names struct {
 	// MaxQuarantined names the quarantine cap's setting.
 	MaxQuarantined string
 	// Family says what one family of rows is, for rows judged by
-	// nullband.JudgeFamily ("the metrics of one arm"); the line that
-	// states the family-wise rate uses it.
+	// nullband.JudgeFamily or JudgeWeighted, as the subject of "form one
+	// family" ("each arm's metrics"); the line that states the
+	// family-wise rate uses it.
 	Family string
 }
 
@@ -84,7 +85,12 @@ func Write(w io.Writer, rows []Row, n Names) error {
 	if same {
 		head = pct0(conf) + " CI"
 	} else {
-		mark = func(v nullband.Verdict) string { return " (" + pct0(v.Confidence) + ")" }
+		mark = func(v nullband.Verdict) string {
+			if math.IsInf(v.Hi, 1) {
+				return "" // no interval yet
+			}
+			return " (" + pct0(v.Confidence) + ")"
+		}
 	}
 	// The benchmark column only when some row names one.
 	bench := func(r Row) string { return r.Bench + "\t" }
@@ -229,10 +235,10 @@ func familyLine(rows []Row, n Names) string {
 	v := fam[0].Verdict
 	what := n.Family
 	if what == "" {
-		what = "a family"
+		what = "the rows judged together"
 	}
-	return fmt.Sprintf("false alarms: Holm's procedure over the %d rows of %s keeps the chance that any of them is called faster or slower while unchanged at %s or less; each CI is at its Holm level (%s at the first step).",
-		v.FamilySize, what, pct0(v.FamilyAlpha), pct0(1-v.FamilyAlpha/float64(v.FamilySize)))
+	return fmt.Sprintf("false alarms: %s form one family of %d rows under Holm's procedure: the chance that any of them is called faster or slower while unchanged is at most %s; each CI is at the level Holm gave it.",
+		what, v.FamilySize, pct0(v.FamilyAlpha))
 }
 
 // reasonText writes one reason, with the rows it concerns and their numbers.

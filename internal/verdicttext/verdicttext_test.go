@@ -171,7 +171,7 @@ func TestFamilyLevels(t *testing.T) {
 	require.Equal(t, []nullband.Outcome{nullband.Slower, nullband.Equivalent, nullband.Undecided},
 		[]nullband.Outcome{f.Verdicts[0].Outcome, f.Verdicts[1].Outcome, f.Verdicts[2].Outcome})
 	n := names
-	n.Family = "the metrics of one arm"
+	n.Family = "each arm's metrics"
 	var b bytes.Buffer
 	require.NoError(t, Write(&b, []Row{
 		{Arm: "new", Metric: "sec/op", Verdict: f.Verdicts[0]},
@@ -185,7 +185,7 @@ func TestFamilyLevels(t *testing.T) {
 	assert.Regexp(t, `^new +p50-sec/op +equivalent +\S+ +\S+ \(90%\) `, lines[2])
 	assert.Regexp(t, `^new +cpu/wall +undecided +\S+ +\S+ \(97\.5%\) `, lines[3])
 	flat := strings.Join(strings.Fields(out), " ")
-	assert.Contains(t, flat, "false alarms: Holm's procedure over the 3 rows of the metrics of one arm keeps the chance that any of them is called faster or slower while unchanged at 5% or less; each CI is at its Holm level (98.3% at the first step).")
+	assert.Contains(t, flat, "false alarms: each arm's metrics form one family of 3 rows under Holm's procedure: the chance that any of them is called faster or slower while unchanged is at most 5%; each CI is at the level Holm gave it.")
 	assert.Contains(t, flat, "the 90% interval marked (90%) lies inside ±2.0%: two one-sided tests, each at 5%")
 
 	// Rows judged alone: one level in the header, no family line.
