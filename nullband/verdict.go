@@ -27,9 +27,11 @@ type Samples struct {
 	Null []float64
 	// Contended, when non-nil (length of Base), marks rounds whose arms did
 	// not share the weather: the contention screen found some of the
-	// round's blocks contended and others not. They are quarantined. A round
-	// whose blocks were all contended is not marked: the arms shared that
-	// weather, which pairing within the round cancels.
+	// round's blocks contended and others not. A marked round is
+	// quarantined when its spread shows it (over ContendedFactor times the
+	// unmarked rounds' median spread; every marked round when fewer than 5
+	// rounds are complete). A round whose blocks were all contended is not marked: the
+	// arms shared that weather, which pairing within the round cancels.
 	Contended []bool
 }
 
@@ -127,7 +129,8 @@ const (
 	Missing Cause = iota + 1
 	// NonPositive: a value is ≤ 0, so it has no logarithm.
 	NonPositive
-	// Contended: Samples.Contended marks the round.
+	// Contended: Samples.Contended marks the round and its spread is over
+	// ContendedFactor times the unmarked rounds' median spread.
 	Contended
 	// Extreme: the round's spread (Round.Spread) exceeds Options.Extreme
 	// times the median spread of the complete rounds.
@@ -603,7 +606,7 @@ func roundsToDecide(est, sigma, alpha, L float64, used, need, total int) int {
 // A') in any round changes no round's quarantine.
 func screen(s Samples, m int, extreme float64) (rounds []Round, limit float64) {
 	rounds, limit = make([]Round, m), math.NaN()
-	var spreads []float64
+	var spreads, clear []float64 // of the complete rounds; of those not marked
 	for i := range m {
 		r := Round{Label: i + 1, A: s.Base[i], B: s.Candidate[i], Null: math.NaN(), Spread: math.NaN()}
 		if s.Round != nil {
@@ -628,26 +631,50 @@ func screen(s Samples, m int, extreme float64) (rounds []Round, limit float64) {
 		if r.Cause == 0 {
 			r.Spread = math.Log(hi) - math.Log(lo)
 			spreads = append(spreads, r.Spread)
-			if s.Contended != nil && s.Contended[i] {
-				r.Cause = Contended
+			if s.Contended == nil || !s.Contended[i] {
+				clear = append(clear, r.Spread)
 			}
 		}
 		r.Quarantined = r.Cause != 0
 		rounds[i] = r
 	}
-	if len(spreads) >= 5 && !math.IsInf(extreme, 1) {
+	// A round the screen marks is quarantined when its values show the
+	// weather its arms did not share: a spread over ContendedFactor times
+	// the median spread of the unmarked rounds (of all complete rounds
+	// when fewer than 3 are unmarked; every marked round when fewer than 5
+	// are complete).
+	med, ref := math.NaN(), math.NaN()
+	if len(spreads) >= 5 {
 		sort.Float64s(spreads)
-		if med := median(spreads); med > 0 {
-			limit = extreme * med
-			for i := range rounds {
-				if r := &rounds[i]; !r.Quarantined && r.Spread > limit {
-					r.Quarantined, r.Cause = true, Extreme
-				}
+		med, ref = median(spreads), median(spreads)
+		if len(clear) >= 3 {
+			sort.Float64s(clear)
+			ref = median(clear)
+		}
+	}
+	for i := range rounds {
+		r := &rounds[i]
+		if !r.Quarantined && s.Contended != nil && s.Contended[i] && !(ref > 0 && r.Spread <= ContendedFactor*ref) {
+			r.Quarantined, r.Cause = true, Contended
+		}
+	}
+	if med > 0 && !math.IsInf(extreme, 1) {
+		limit = extreme * med
+		for i := range rounds {
+			if r := &rounds[i]; !r.Quarantined && r.Spread > limit {
+				r.Quarantined, r.Cause = true, Extreme
 			}
 		}
 	}
 	return rounds, limit
 }
+
+// ContendedFactor is the factor over the median spread of the unmarked
+// rounds beyond which a round Samples.Contended marks is quarantined. A marked round whose arms'
+// values lie as close as most rounds' did not meet weather that moved them,
+// and stays: on a host at the edge of the screen's threshold, most rounds
+// are marked, and quarantining them all left too few rounds to decide.
+const ContendedFactor = 2
 
 // MDEAt returns the minimal detectable effect (a fraction, as Verdict.MDE)
 // of a fixed-sample verdict with rounds used rounds, at the noise of s's

@@ -103,7 +103,9 @@ func TestQuarantineSymmetricInArms(t *testing.T) {
 	s.Candidate[7] *= 3 // an odd B block
 	s.Null[12] *= 0.3   // an odd A' block
 	s.Contended = make([]bool, 30)
-	s.Contended[20] = true
+	s.Contended[20] = true  // marked, and its values show it (over 2× the median spread)
+	s.Candidate[20] *= 1.05 //
+	s.Contended[17] = true  // marked, but its values lie as close as most: kept
 	s.Base[25] = math.NaN()
 	s.Null[26] = -1
 	v, err := Judge(s, Options{})
@@ -118,6 +120,8 @@ func TestQuarantineSymmetricInArms(t *testing.T) {
 	assert.Equal(t, 6, v.Quarantined)
 	assert.Equal(t, 24, v.Used)
 	assert.Greater(t, v.Rounds[3].Spread, v.SpreadLimit)
+	assert.Greater(t, v.Rounds[20].Spread, ContendedFactor*v.SpreadLimit/5, "round 21's spread shows the weather")
+	assert.Less(t, v.Rounds[17].Spread, ContendedFactor*v.SpreadLimit/5, "round 18's does not")
 
 	r := rand.New(rand.NewPCG(5, 5))
 	for range 20 {
@@ -152,6 +156,9 @@ func TestQuarantineSymmetricInArms(t *testing.T) {
 func TestTooManyQuarantined(t *testing.T) {
 	s := synth(12, 10, 0.10, 0.01, 1.10)
 	s.Contended = []bool{true, true, true, true, true, true, false, false, false, false}
+	for i := range 6 {
+		s.Null[i] *= 1.3 // the weather the marked rounds' arms did not share
+	}
 	v, err := Judge(s, Options{})
 	require.NoError(t, err)
 	assert.Equal(t, Undecided, v.Outcome)
@@ -365,4 +372,22 @@ func TestSkewedNoiseKeepsTheLevel(t *testing.T) {
 	bound := trials * (0.025 + 3*math.Sqrt(0.025*0.975/trials))
 	assert.LessOrEqual(t, float64(faster), bound, "false faster")
 	assert.LessOrEqual(t, float64(slower), bound, "false slower")
+}
+
+// A real Compare trial (B does 5% more work; 2026-12-01, load about 5): the
+// screen marked rounds 1–6 as met by different weather, yet their median
+// steps lie as close as the others'. Quarantining every marked round left 4
+// and no verdict; marked rounds whose values do not show the weather stay.
+func TestMarkedRoundsThatLookCleanStay(t *testing.T) {
+	s := Samples{
+		Base:      []float64{33243, 32441, 33203, 33193, 32762, 32752, 33243, 33253, 33253, 32751},
+		Null:      []float64{33243, 33263, 33192, 33194, 33203, 32782, 33203, 33228, 32752, 33193},
+		Candidate: []float64{34837, 34806, 34886, 34976, 34856, 34385, 34917, 34867, 34416, 34856},
+		Contended: []bool{true, true, true, true, true, true, false, false, false, false},
+	}
+	v, err := Judge(s, Options{})
+	require.NoError(t, err)
+	assert.Equal(t, Slower, v.Outcome, "%v", v.Reasons)
+	assert.Equal(t, 10, v.Used)
+	assert.InDelta(t, 1.05, v.Ratio, 0.01)
 }
