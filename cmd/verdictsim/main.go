@@ -189,6 +189,26 @@ func writeDoc(w io.Writer, rep sim.Report, cmdline string, date time.Time, took 
 		p("\nWrong direction: %s.\n", strings.Join(wrong, "; "))
 	}
 
+	// Families.
+	if len(rep.Families) > 0 {
+		p("\n## An arm's metrics as one family (Holm)\n\n")
+		p("Compare judges each arm on %s, and decodegap interleave each benchmark and arm on its -unit list: one family per arm, under weighted Holm at 5%% (`nullband.JudgeWeighted`, the median step weighing twice the others), with equivalence at the nominal level; plain Holm (`nullband.JudgeFamily`) and each metric alone are shown beside it. Model: %s. \"Any false call\": some metric whose B equals A (all three at 0%%, cpu/wall otherwise) called faster or slower. \"Alone\" judges each metric with `nullband.Judge` at 95%%.\n\n",
+			strings.Join(sim.FamilyMetrics, ", "), sim.FamilyParams)
+		p("| effect | rounds | method | any false call | p50 slower | ns/op slower | p50 equivalent |\n|---|---|---|---|---|---|---|\n")
+		for _, f := range rep.Families {
+			c := f.Counts
+			r := func(k int) string { return pct(float64(k) / float64(c.Trials)) }
+			for _, m := range []struct {
+				name       string
+				any        int
+				slower, eq [3]int
+			}{{"alone (95% each)", c.AnyAlone, c.SlowerAlone, c.EqAlone}, {"Holm", c.AnyHolm, c.SlowerHolm, c.EqHolm},
+				{"weighted Holm, p50 × 2 (decodegap)", c.AnyWeighted, c.SlowerWeighted, c.EqWeighted}} {
+				p("| %s | %d | %s | %s | %s | %s | %s |\n", effectPct(f.Effect), f.Rounds, m.name, r(m.any), r(m.slower[1]), r(m.slower[0]), r(m.eq[1]))
+			}
+		}
+	}
+
 	// Sequential.
 	if len(rep.Seq) > 0 {
 		p("\n## Sequential mode (Options.MaxRounds = %d)\n\n", cfg.MaxRounds)
@@ -283,6 +303,18 @@ func writeTargets(w io.Writer, rep sim.Report) {
 	if cells > 0 {
 		bound = 0.05 + sim.MarginZ(0.05, cfg.SeqTrials, sim.FamilyZ(cells))
 		p("| FPR ≤ 5%% under every model, sequential (max %d rounds; %d cells; bound %.1f%%) | highest %s (%s) | %s |\n", cfg.MaxRounds, cells, 100*bound, pct(worst), where, yes(worst <= bound))
+	}
+
+	if len(rep.Families) > 0 {
+		worst, where, cells = -1, "", 0
+		for _, f := range rep.Families {
+			cells++
+			if r := float64(f.Counts.AnyWeighted) / float64(f.Counts.Trials); r > worst {
+				worst, where = r, fmt.Sprintf("%s, %d rounds", effectPct(f.Effect), f.Rounds)
+			}
+		}
+		bound = 0.05 + sim.MarginZ(0.05, cfg.Trials, sim.FamilyZ(cells))
+		p("| any of an arm's three metrics called faster or slower while unchanged ≤ 5%% (weighted Holm, as decodegap judges; %d cells; bound %.1f%%) | highest %s (%s) | %s |\n", cells, 100*bound, pct(worst), where, yes(worst <= bound))
 	}
 
 	at := func(model string, e float64, r int, call sim.Call, goal float64, label string) {

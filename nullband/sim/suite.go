@@ -53,11 +53,23 @@ type SeqRow struct {
 	Savings Savings
 }
 
+// FamilyRow is one cell of the family suite: an arm's three metrics
+// (FamilyMetrics) judged alone and as a Holm family.
+type FamilyRow struct {
+	Effect float64
+	Rounds int
+	Counts FamilyCounts
+}
+
+// FamilyEffects are the effects of the family suite.
+var FamilyEffects = []float64{0, 0.02, 0.05}
+
 // Report holds every cell of a suite.
 type Report struct {
-	Config Config
-	Fixed  []FixedRow
-	Seq    []SeqRow
+	Config   Config
+	Fixed    []FixedRow
+	Seq      []SeqRow
+	Families []FamilyRow
 }
 
 // Run runs the suite. progress, when not nil, is called after each cell
@@ -83,6 +95,14 @@ func Run(cfg Config, progress func(label string)) Report {
 				progress(m.Name)
 			}
 		}
+	}
+	for _, e := range FamilyEffects {
+		for _, n := range cfg.Rounds {
+			rep.Families = append(rep.Families, FamilyRow{e, n, Family(cfg.Seed, cfg.Trials, n, e)})
+		}
+	}
+	if progress != nil {
+		progress("families")
 	}
 	return rep
 }
