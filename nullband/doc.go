@@ -18,7 +18,7 @@
 //     non-positive value, a round Samples.Contended marks whose spread
 //     max−min of the arms' logs exceeds ContendedFactor (2) times the
 //     unmarked rounds' median spread, and any round whose spread exceeds
-//     Options.Extreme (5) times the median spread of the complete rounds. Swapping arms within a round
+//     Options.Extreme (3) times the median spread of the complete rounds. Swapping arms within a round
 //     changes no decision, so the kept dᵢ stay symmetric. Over
 //     MaxQuarantined (50%) of complete rounds: TooManyQuarantined.
 //  2. Effect: the Wilcoxon signed-rank test on d. Estimate: Hodges–Lehmann

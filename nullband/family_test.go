@@ -76,7 +76,7 @@ func TestJudgeFamilyStepsDown(t *testing.T) {
 	// Coherence: each verdict is exactly Judge's at its level.
 	for i, s := range []Samples{familySamples(8, 12, 0), border} {
 		o := opt
-		o.Confidence = f.Levels[i]
+		o.Confidence, o.EqConfidence = f.Levels[i], 0.95
 		v, err := Judge(s, o)
 		require.NoError(t, err)
 		assert.Equal(t, v.Outcome, f.Verdicts[i].Outcome)

@@ -202,7 +202,7 @@ type Options struct {
 	// first (the last look is always at MaxRounds). Zero means 1.
 	Every int
 	// Extreme is the factor over the median spread beyond which a round is
-	// quarantined as Extreme. Zero means 5; +Inf never quarantines.
+	// quarantined as Extreme. Zero means 3; +Inf never quarantines.
 	Extreme float64
 	// Replicates is the number of Monte Carlo sign-flip replicates behind
 	// the sequential boundaries. Zero means 4000.
@@ -225,7 +225,7 @@ func (o Options) withDefaults() Options {
 		o.MaxQuarantined = 0.5
 	}
 	if o.Extreme == 0 {
-		o.Extreme = 5
+		o.Extreme = 3
 	}
 	if o.Replicates == 0 {
 		o.Replicates = 4000

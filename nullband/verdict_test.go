@@ -198,8 +198,10 @@ func TestUndecidedCarriesMDEAndRounds(t *testing.T) {
 	s := synth(15, 20, 0.10, 0.03, 1.0)
 	m10, m40 := MDEAt(s, 10, Options{}), MDEAt(s, 40, Options{})
 	assert.InDelta(t, 2*(2.262+0.883)/(2.023+0.851), math.Log1p(m10)/math.Log1p(m40), 0.01)
-	assert.InDelta(t, 1.0, math.Log1p(MDEAt(s, 20, Options{}))/math.Log1p(judgeMDE(t, s)), 1e-12,
-		"at its own rounds, MDEAt is the verdict's MDE")
+	own, err := Judge(s, Options{})
+	require.NoError(t, err)
+	assert.InDelta(t, 1.0, math.Log1p(MDEAt(s, own.Used, Options{}))/math.Log1p(own.MDE), 1e-12,
+		"at its own used rounds, MDEAt is the verdict's MDE")
 	assert.True(t, math.IsInf(MDEAt(synth(1, 4, 0.1, 0.03, 1), 10, Options{}), 1))
 	assert.True(t, math.IsNaN(MDEAt(s, 0, Options{})))
 }
@@ -304,12 +306,6 @@ func TestSequentialEvery(t *testing.T) {
 	assert.Contains(t, v.Reasons, Continuing)
 }
 
-func judgeMDE(t *testing.T, s Samples) float64 {
-	v, err := Judge(s, Options{})
-	require.NoError(t, err)
-	return v.MDE
-}
-
 func TestTQuantile(t *testing.T) {
 	// Student's t table: t(0.975, 9) = 2.262, t(0.975, 19) = 2.093,
 	// t(0.80, 9) = 0.883.
@@ -390,4 +386,26 @@ func TestMarkedRoundsThatLookCleanStay(t *testing.T) {
 	assert.Equal(t, Slower, v.Outcome, "%v", v.Reasons)
 	assert.Equal(t, 10, v.Used)
 	assert.InDelta(t, 1.05, v.Ratio, 0.01)
+}
+
+// A real interleave trial (B does 5% more work; 2026-12-01, load about 5):
+// in round 2 the base's median step was 25% slow, 3.6 times the median
+// spread. At the old Extreme of 5 it stayed, and its Walsh averages pulled
+// the 10-round interval's lower end to 0.942: undecided, where every other
+// round said 4–6% slower.
+func TestOneSlowBlockIsExtreme(t *testing.T) {
+	s := Samples{
+		Base:      []float64{32762, 41127, 33053, 33062, 32982, 32722, 32682, 32983, 32682, 33163},
+		Null:      []float64{33002, 33042, 32732, 32731, 32992, 33013, 33002, 32952, 32762, 33082},
+		Candidate: []float64{34646, 34716, 34645, 34655, 34305, 34374, 34440, 34706, 34657, 34645},
+	}
+	v, err := Judge(s, Options{})
+	require.NoError(t, err)
+	assert.Equal(t, Slower, v.Outcome, "%v", v.Reasons)
+	assert.True(t, v.Rounds[1].Quarantined)
+	assert.Equal(t, Extreme, v.Rounds[1].Cause)
+	assert.Equal(t, 9, v.Used)
+	old, err := Judge(s, Options{Extreme: 5})
+	require.NoError(t, err)
+	assert.Equal(t, Undecided, old.Outcome, "at 5 the round stays and the interval reaches below 1")
 }
