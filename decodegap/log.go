@@ -450,7 +450,11 @@ func writeSearch(w io.Writer, bench string, o SLO, r slo.Result) {
 		case tail.Fail:
 			fmt.Fprintf(w, "    %s/s: fail (lower bound %s, %d steps)\n", fmtRate(s.Rate), fmtNs(j.Lower), j.N)
 		default:
-			fmt.Fprintf(w, "    %s/s: undecided (%d steps; a pass needs ≥ %d)\n", fmtRate(s.Rate), j.N, j.NeedPass)
+			if j.N < j.NeedPass {
+				fmt.Fprintf(w, "    %s/s: undecided (%d steps; a pass needs ≥ %d)\n", fmtRate(s.Rate), j.N, j.NeedPass)
+				continue
+			}
+			fmt.Fprintf(w, "    %s/s: undecided (bounds %s–%s straddle the limit, %d steps)\n", fmtRate(s.Rate), fmtNs(j.Lower), fmtNs(j.Upper), j.N)
 		}
 	}
 }

@@ -49,6 +49,7 @@ func TestWriteSearchWords(t *testing.T) {
 	r := slo.Result{Rate: 100, Ceiling: 102, Undecided: 1, Steps: []slo.Step{
 		{Rate: 100, Judgement: tail.Judgement{Verdict: tail.Pass, Upper: 1e6, N: 500}},
 		{Rate: 102, Judgement: tail.Judgement{Verdict: tail.Undecided, N: 200, NeedPass: 299}},
+		{Rate: 101, Judgement: tail.Judgement{Verdict: tail.Undecided, N: 500, NeedPass: 299, Lower: 1.5e6, Upper: 2.5e6}},
 	}}
 	writeSearch(&w, "BenchmarkX", SLO{Percentile: 99, Limit: 2 * time.Millisecond}, r)
 	out := w.String()
@@ -56,6 +57,7 @@ func TestWriteSearchWords(t *testing.T) {
 	assert.Contains(t, out, "highest rate that passed: 100/s; lowest that did not: 102/s (2.0% apart)")
 	assert.Contains(t, out, "1 probe was undecided")
 	assert.Contains(t, out, "102/s: undecided (200 steps; a pass needs ≥ 299)")
+	assert.Contains(t, out, "101/s: undecided (bounds 1.5ms–2.5ms straddle the limit, 500 steps)")
 	w.Reset()
 	writeSearch(&w, "BenchmarkX", SLO{Percentile: 99, Limit: time.Millisecond}, slo.Result{Ceiling: 10})
 	assert.Contains(t, w.String(), "no probed rate passed (lowest probed 10/s): lower Rates.Start")

@@ -56,6 +56,16 @@ arm (a second process of the first arm) once, in a fresh random order, each
 block a separate process of this command running -benchtime steps under
 decodegap.Run (gap, warm-up, steady state, counters, thread census).
 
+Serving: -open makes -gap the mean time between arrivals scheduled in advance
+(per session): an overrun queues the steps behind it, and response times
+(resp-p99-ns/op, ...) are reported. -slo p99=5ms judges every block's tail on
+its confidence bound (RunConfig.SLO; response time with -open, step latency
+otherwise) and counts, per arm, the blocks that met it. With -search, instead
+of rounds, each arm in turn searches its highest arrival rate per session
+meeting -slo (decodegap.SearchRate: open loop from 1/-gap, up to -max-rate),
+every probe -benchtime steps (p99 needs ≥ 299 for a 95% bound):
+  decodegap ort -slo p99=32ms -search -gap 32ms -sessions 2 -arm intra=1 ... MODEL.onnx
+
 Results go to -o as Go benchmark format (arm:, round:, screen: lines), the
 child processes' logs (steady state, thread census) to -o's name + .log; the
 verdict table and the benchstat command lines are printed at the end.
@@ -104,6 +114,10 @@ type ortFlags struct {
 	lock       bool
 	lockPath   string
 	screen     bool
+	slo        string
+	open       bool
+	search     bool
+	maxRate    float64
 	child      string
 }
 
@@ -128,6 +142,14 @@ type ortChild struct {
 	Cores     int
 	CPUs      []int
 	Benchtime string
+	// SLO is -slo in decodegap.ParseSLO's syntax; "" judges nothing.
+	SLO string
+	// Open makes -gap the mean time between scheduled arrivals.
+	Open bool
+	// Search runs decodegap.SearchRate from 1/Gap up to MaxRate (0: no
+	// cap) instead of one decodegap.Run.
+	Search  bool
+	MaxRate float64
 	// gap is the parsed gap, in the child.
 	gap decodegap.Gap
 }
@@ -169,6 +191,10 @@ func runORT(args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&f.lock, "lock", true, "hold the host lock while running (see 'decodegap lock')")
 	fs.StringVar(&f.lockPath, "lock-path", hostmon.DefaultLockPath(), "host lock `file`")
 	fs.BoolVar(&f.screen, "screen", true, "screen the host for contention over each block (screen: line)")
+	fs.StringVar(&f.slo, "slo", "", "latency objective `pN=LIMIT[@CONF]` (p99=5ms, p99.9=20ms@90%; RunConfig.SLO): every block is judged on its bound (response time with -open, step latency otherwise) and each arm's blocks that met it are counted")
+	fs.BoolVar(&f.open, "open", false, "open loop: -gap is the mean time between arrivals scheduled in advance (per session), steps queue behind an overrun, and response times are reported (resp-p99-ns/op, ...)")
+	fs.BoolVar(&f.search, "search", false, "with -slo: instead of rounds, search each arm's highest arrival rate per session that meets the objective (open loop, from 1/-gap, bracketing then bisecting; one process per arm, every probe -benchtime steps, all into -o)")
+	fs.Float64Var(&f.maxRate, "max-rate", 0, "with -search, the highest arrival `rate` per second probed (0: no cap)")
 	fs.StringVar(&f.child, "child", "", "internal: run one arm's block as a benchmark process (`JSON`)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -200,6 +226,28 @@ func runORT(args []string, stdout, stderr io.Writer) int {
 	}
 	set := map[string]bool{}
 	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
+	if f.slo != "" {
+		if _, err := decodegap.ParseSLO(f.slo); err != nil {
+			return usageErr("-slo: %v", err)
+		}
+	}
+	switch {
+	case f.search && f.slo == "":
+		return usageErr("-search needs -slo, the objective to search for, e.g. -slo p99=32ms")
+	case f.search && (set["rounds"] || f.until || set["max-rounds"]):
+		return usageErr("-search runs one search per arm, not rounds: drop -rounds, -until-decided and -max-rounds")
+	case f.search && f.gap <= 0:
+		return usageErr("-search starts at the arrival rate 1/-gap: give -gap > 0 (e.g. -gap 32ms starts at 31.25/s)")
+	case set["max-rate"] && !f.search:
+		return usageErr("-max-rate without -search: it caps the rates the search probes")
+	case f.maxRate < 0 || (f.maxRate > 0 && f.gap > 0 && f.maxRate < float64(time.Second)/float64(f.gap)):
+		return usageErr("-max-rate %v: need 0 (no cap) or at least the first rate probed, 1/-gap = %.4g/s", f.maxRate, float64(time.Second)/float64(f.gap))
+	case f.open && f.gap <= 0:
+		return usageErr("-open needs -gap > 0, the mean time between arrivals (e.g. -gap 32ms: 31.25 arrivals/s per session)")
+	}
+	if f.search {
+		f.open = true
+	}
 	switch {
 	case f.until && set["rounds"]:
 		return usageErr("-rounds with -until-decided: give the most rounds with -max-rounds")
@@ -303,8 +351,20 @@ func runORT(args []string, stdout, stderr io.Writer) int {
 	}
 
 	var hdr bytes.Buffer
-	fmt.Fprintf(&hdr, "# decodegap ort %s: %d rounds, seed %d, gap %v (%s, %s), -benchtime %s, base %s, null = a second process of %s\n",
-		model, f.rounds, f.seed, f.gap, f.gapKind, f.gapShape, f.benchtime, arms[0].name, arms[0].name)
+	loop := ""
+	if f.open {
+		loop = ", open loop"
+	}
+	if f.slo != "" {
+		loop += ", -slo " + f.slo
+	}
+	if f.search {
+		fmt.Fprintf(&hdr, "# decodegap ort %s -search: seed %d, from %.4g/s per session (gap %v, %s, %s)%s, -benchtime %s\n",
+			model, f.seed, float64(time.Second)/float64(f.gap), f.gap, f.gapKind, f.gapShape, loop, f.benchtime)
+	} else {
+		fmt.Fprintf(&hdr, "# decodegap ort %s: %d rounds, seed %d, gap %v (%s, %s%s), -benchtime %s, base %s, null = a second process of %s\n",
+			model, f.rounds, f.seed, f.gap, f.gapKind, f.gapShape, loop, f.benchtime, arms[0].name, arms[0].name)
+	}
 	for _, a := range arms {
 		fmt.Fprintf(&hdr, "# arm %s: %v\n", a.name, a.opts)
 	}
@@ -312,6 +372,9 @@ func runORT(args []string, stdout, stderr io.Writer) int {
 	if _, err := file.Write(hdr.Bytes()); err != nil {
 		fmt.Fprintf(stderr, "decodegap ort: writing %s: %v\n", f.out, err)
 		return 1
+	}
+	if f.search {
+		return searchArms(ctx, f, iarms[:len(arms)], file, logPath, stdout, stderr)
 	}
 	fmt.Fprintf(stderr, "decodegap ort: %d blocks (%d arms + null × %d rounds, seed %d) into %s; block logs in %s\n",
 		plan.Runs(), len(arms), f.rounds, f.seed, f.out, logPath)
@@ -377,6 +440,9 @@ func runORT(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	printCensus(stdout, logPath, names)
+	if f.slo != "" {
+		printSLOTally(stdout, f, logPath, names, written)
+	}
 	if err := judgeFile(jf, names, stdout); err != nil {
 		fmt.Fprintf(stderr, "decodegap ort: %v\n", err)
 		if status == 0 {
@@ -490,7 +556,7 @@ func (f *ortFlags) childSpec(model string, cfg ort.ModelConfig, a ortArm) ortChi
 	c := ortChild{Model: model, Arm: a.name, Options: a.spec, Dims: cfg.Dims, Shapes: cfg.Shapes,
 		State: cfg.State, NoAuto: cfg.NoAutoState, Seed: f.seed, Gap: f.gap, GapKind: f.gapKind,
 		GapShape: f.gapShape, Jitter: f.jitter, Warmup: f.warmup, Sessions: f.sessions, Cores: f.cores,
-		Benchtime: f.benchtime}
+		Benchtime: f.benchtime, SLO: f.slo, Open: f.open, Search: f.search, MaxRate: f.maxRate}
 	if len(cfg.Inputs) > 0 {
 		c.Inputs = map[string]string{}
 		for k, v := range cfg.Inputs {

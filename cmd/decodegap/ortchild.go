@@ -45,8 +45,12 @@ func runORTChild(js string, args []string, stdout, stderr io.Writer) int {
 		var shape decodegap.GapShape
 		shape, err = gapShape(c.GapShape)
 		if err == nil {
-			c.gap = decodegap.Gap{Kind: kind, Shape: shape, Mean: c.Gap, Jitter: c.Jitter}
+			c.gap = decodegap.Gap{Kind: kind, Shape: shape, Mean: c.Gap, Jitter: c.Jitter, Open: c.Open}
 		}
+	}
+	var slo decodegap.SLO
+	if err == nil && c.SLO != "" {
+		slo, err = decodegap.ParseSLO(c.SLO)
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "decodegap ort -child: %v\n", err)
@@ -69,15 +73,21 @@ func runORTChild(js string, args []string, stdout, stderr io.Writer) int {
 	if err := flag.CommandLine.Parse(args); err != nil {
 		return 2
 	}
+	open := func() (decodegap.Step, func() error, error) {
+		m, err := ort.OpenModel(cfg)
+		if err != nil {
+			return nil, nil, err
+		}
+		return m.Step, m.Close, nil
+	}
 	bench := func(b *testing.B) {
-		decodegap.Run(b, decodegap.RunConfig{Gap: c.gap, Warmup: c.Warmup, Seed: c.Seed, Sessions: c.Sessions,
-			Budget: decodegap.Budget{Cores: c.Cores, CPUs: c.CPUs}}, func() (decodegap.Step, func() error, error) {
-			m, err := ort.OpenModel(cfg)
-			if err != nil {
-				return nil, nil, err
-			}
-			return m.Step, m.Close, nil
-		})
+		rc := decodegap.RunConfig{Gap: c.gap, Warmup: c.Warmup, Seed: c.Seed, Sessions: c.Sessions,
+			Budget: decodegap.Budget{Cores: c.Cores, CPUs: c.CPUs}, SLO: slo}
+		if c.Search {
+			decodegap.SearchRate(b, rc, open, decodegap.Rates{Start: float64(time.Second) / float64(c.Gap), Max: c.MaxRate})
+			return
+		}
+		decodegap.Run(b, rc, open)
 	}
 	restore, err := teeStdout(os.Getenv(ortLogEnv), fmt.Sprintf("=== arm %s (%v), pid %d", c.Arm, opts, os.Getpid()))
 	if err != nil {
@@ -85,7 +95,10 @@ func runORTChild(js string, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	// File configuration lines: benchfmt attaches them to the results.
-	fmt.Fprintf(os.Stdout, "model: %s\ngap: %v\n", filepathBase(c.Model), c.Gap)
+	fmt.Fprintf(os.Stdout, "model: %s\n", filepathBase(c.Model))
+	if !c.Search { // a search's probes each have their own gap: rate=R/s
+		fmt.Fprintf(os.Stdout, "gap: %v\n", c.Gap)
+	}
 	m := testing.MainStart(ortTestDeps{}, nil, []testing.InternalBenchmark{{Name: "BenchmarkModel", F: bench}}, nil, nil)
 	code := m.Run()
 	restore()
