@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/gapbench/gapbench/decodegap"
 	"github.com/gapbench/gapbench/decodegap/ort"
 )
@@ -112,9 +114,10 @@ func filepathBase(p string) string {
 	return strings.ReplaceAll(strings.TrimSuffix(p[i+1:], ".onnx"), " ", "_")
 }
 
-// teeStdout copies everything written to os.Stdout into the file at path
-// too (appending, after a header line), until restore is called. path ""
-// changes nothing.
+// teeStdout copies everything written to standard output (file descriptor
+// 1, whoever writes it: testing, decodegap's summaries, ONNX Runtime) into
+// the file at path too (appending, after a header line), until restore is
+// called. path "" changes nothing.
 func teeStdout(path, header string) (restore func(), err error) {
 	if path == "" {
 		return func() {}, nil
@@ -129,15 +132,29 @@ func teeStdout(path, header string) (restore func(), err error) {
 		log.Close()
 		return nil, err
 	}
-	orig := os.Stdout
-	os.Stdout = w
+	// Redirect the descriptor, not the os.Stdout variable: a writer that
+	// kept os.Stdout's *os.File from before (decodegap's summaries) then
+	// goes through the pipe too, in order, instead of racing the copy.
+	fd := int(os.Stdout.Fd())
+	saved, err := unix.Dup(fd)
+	if err == nil {
+		err = unix.Dup2(int(w.Fd()), fd)
+	}
+	if err != nil {
+		r.Close()
+		w.Close()
+		log.Close()
+		return nil, fmt.Errorf("redirecting standard output: %w", err)
+	}
+	orig := os.NewFile(uintptr(saved), "stdout")
 	var wg sync.WaitGroup
 	wg.Go(func() { io.Copy(io.MultiWriter(orig, log), r) })
 	return func() {
-		os.Stdout = orig
+		unix.Dup2(saved, fd)
 		w.Close()
 		wg.Wait()
 		r.Close()
+		orig.Close()
 		log.Close()
 	}, nil
 }

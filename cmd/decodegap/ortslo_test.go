@@ -130,7 +130,8 @@ func TestORTSearchVAD(t *testing.T) {
 
 	assert.Contains(t, stderr.String(), "decodegap ort: searching each of 1 arm for the highest arrival rate per session that meets -slo p50=1s, into "+out)
 	so := stdout.String()
-	assert.Contains(t, so, "  --- decodegap.SearchRate: BenchmarkModel: response p50 ≤ 1s at 95% confidence\n")
+	log, _ := os.ReadFile(out + ".log")
+	require.Contains(t, so, "  --- decodegap.SearchRate: BenchmarkModel: response p50 ≤ 1s at 95% confidence\n", "log:\n%s", log)
 	assert.Contains(t, so, "  100/s: ")
 	rs := testutil.ResultsFile(t, out)
 	require.NotEmpty(t, rs)
