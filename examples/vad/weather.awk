@@ -45,10 +45,12 @@ END {
 	if (2 * contended > screened) {
 		print "  Most blocks ran while other work used these CPUs. Pairing within a round cancels the weather its arms"
 		print "  shared, not the noise it adds: the intervals are wider and more verdicts undecided, and a round whose"
-		print "  arms met different weather (some blocks contended, others not) is set aside. For firmer verdicts: run one"
+		print "  arms met different weather (some blocks contended, others not) is set aside when its values show it"
+		print "  (their spread over twice the other rounds'). For firmer verdicts: run one"
 		print "  benchmark at a time on this host (go run ./cmd/decodegap lock -- make bench), use a quieter host, or run"
 		print "  more rounds (BENCH_COUNT=" 2 * count " make bench)."
 	} else if (contended > 0) {
-		print "  The verdicts set aside each round whose arms met different weather (some blocks contended, others not)."
+		print "  The verdicts set aside each round whose arms met different weather (some blocks contended, others not)"
+		print "  when its values show it (their spread over twice the other rounds')."
 	}
 }

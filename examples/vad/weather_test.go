@@ -56,7 +56,8 @@ func TestWeatherMostlyContended(t *testing.T) {
 	assert.Equal(t, "  contended: 3 of the 4 blocks screened (75%); over all 5 blocks: foreign-% median 70 (max 90), psi-some-% median 100 (max 100), load1 median 5 (max 5)\n"+
 		"  Most blocks ran while other work used these CPUs. Pairing within a round cancels the weather its arms\n"+
 		"  shared, not the noise it adds: the intervals are wider and more verdicts undecided, and a round whose\n"+
-		"  arms met different weather (some blocks contended, others not) is set aside. For firmer verdicts: run one\n"+
+		"  arms met different weather (some blocks contended, others not) is set aside when its values show it\n"+
+		"  (their spread over twice the other rounds'). For firmer verdicts: run one\n"+
 		"  benchmark at a time on this host (go run ./cmd/decodegap lock -- make bench), use a quieter host, or run\n"+
 		"  more rounds (BENCH_COUNT=16 make bench).\n", out)
 }
@@ -64,7 +65,8 @@ func TestWeatherMostlyContended(t *testing.T) {
 func TestWeatherSomeContended(t *testing.T) {
 	out := weather(t, benchText([]string{contended, clean, clean, clean}, []float64{50, 1, 2, 3}), 8)
 	assert.Equal(t, "  contended: 1 of the 4 blocks screened (25%); over all 4 blocks: foreign-% median 2.5 (max 50), psi-some-% median 100 (max 100), load1 median 5 (max 5)\n"+
-		"  The verdicts set aside each round whose arms met different weather (some blocks contended, others not).\n", out)
+		"  The verdicts set aside each round whose arms met different weather (some blocks contended, others not)\n"+
+		"  when its values show it (their spread over twice the other rounds').\n", out)
 }
 
 func TestWeatherClean(t *testing.T) {
