@@ -2,6 +2,7 @@ package decodegap
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -46,8 +47,9 @@ type threadGroup struct {
 	cpuNs   uint64
 }
 
-// phaseReadings are the thread lists Run read at the ends of its phases.
-type phaseReadings [nPhases - 1][]hostmon.Task
+// phaseReadings are the IDs of the threads alive at the ends of Run's
+// phases, each list sorted.
+type phaseReadings [nPhases - 1][]int
 
 // takeCensus groups the threads of the span from first to last.
 func takeCensus(ph *phaseReadings, first, last []hostmon.Task) census {
@@ -56,11 +58,9 @@ func takeCensus(ph *phaseReadings, first, last []hostmon.Task) census {
 	}
 	c := census{ok: true, idle: map[string]int{}}
 	phaseOf := func(tid int) int {
-		for p, ts := range ph {
-			for _, t := range ts {
-				if t.TID == tid {
-					return p
-				}
+		for p, ids := range ph {
+			if _, ok := slices.BinarySearch(ids, tid); ok {
+				return p
 			}
 		}
 		return phaseRecorded

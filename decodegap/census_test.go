@@ -16,9 +16,9 @@ func task(tid int, name string, cpu uint64) hostmon.Task {
 
 func TestCensusAttributesCPUToThePhaseThatCreatedTheThreads(t *testing.T) {
 	ph := phaseReadings{
-		phaseBefore: {task(1, "vad.test", 0), task(2, "vad.test", 0), task(3, "vad.test", 0)},
-		phaseSetup:  {task(1, "vad.test", 0), task(2, "vad.test", 0), task(3, "vad.test", 0), task(10, "vad.test", 0), task(11, "vad.test", 0)},
-		phaseWarmup: {task(1, "vad.test", 0), task(2, "vad.test", 0), task(3, "vad.test", 0), task(10, "vad.test", 0), task(11, "vad.test", 0)},
+		phaseBefore: {1, 2, 3},
+		phaseSetup:  {1, 2, 3, 10, 11},
+		phaseWarmup: {1, 2, 3, 10, 11},
 	}
 	first := []hostmon.Task{task(1, "vad.test", 1000), task(2, "vad.test", 50), task(3, "vad.test", 7), task(10, "vad.test", 5000), task(11, "vad.test", 5000), task(12, "gone", 10)}
 	last := []hostmon.Task{task(1, "vad.test", 9000), task(2, "vad.test", 50), task(3, "vad.test", 7), task(10, "vad.test", 51000), task(11, "vad.test", 51000), task(20, "late", 0)}

@@ -233,7 +233,7 @@ func measureBlock(s *settings, n int, arm Arm, h *hostRun) (res *result, r *runn
 	r = newRunner(s, n)
 	if h != nil {
 		r.host, r.cr.sampler = h, h.sampler
-		r.phases[phaseBefore] = selfTasks()
+		r.phases[phaseBefore] = h.tids()
 	}
 	step, closeArm, err := arm.Open()
 	if closeArm != nil {
@@ -250,7 +250,7 @@ func measureBlock(s *settings, n int, arm Arm, h *hostRun) (res *result, r *runn
 		return nil, nil, errors.New("opening returned a nil step (Arm.Open must return a step or an error)")
 	}
 	if h != nil {
-		r.phases[phaseSetup] = selfTasks()
+		r.phases[phaseSetup] = h.tids()
 	}
 	if err := r.waiter.Begin(); err != nil {
 		return nil, nil, fmt.Errorf("preparing gaps (CompareConfig.Gap.Kind = %v): %w", s.gap.Kind, err)

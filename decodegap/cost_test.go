@@ -30,33 +30,44 @@ func spinStep(d time.Duration) Step {
 // time Run spends outside its timed loop over the loop's (overhead-ratio):
 // setup and analysis; and the same for process CPU time (overhead-cpu-ratio:
 // CPU outside the loop over CPU between its first and last step, which a
-// preemption on a busy host does not inflate). BenchmarkAnalysisCost runs
-// it in children.
+// preemption on a busy host does not inflate). The process CPU clock is
+// read before the first step and after the last only (it is a system call:
+// read at every step, it would make the step several times longer).
+// BenchmarkAnalysisCost runs it in children.
 func BenchmarkCostChild(b *testing.B) {
 	if os.Getenv(costEnv) == "" {
 		b.Skip("run by BenchmarkAnalysisCost in a child process")
 	}
 	var cpu0, cpu1, cpuLoop0, cpuLoop1 unix.Timespec
+	var ru0, ru1, ruLoop0, ruLoop1 unix.Rusage
 	step := spinStep(time.Microsecond)
-	first := true
+	calls := 0
 	t0 := time.Now()
 	_ = unix.ClockGettime(unix.CLOCK_PROCESS_CPUTIME_ID, &cpu0)
+	_ = unix.Getrusage(unix.RUSAGE_SELF, &ru0)
 	Run(b, RunConfig{}, func() (Step, func() error, error) {
 		return func() error {
-			if first {
-				first = false
+			calls++
+			if calls == 1 {
+				_ = unix.Getrusage(unix.RUSAGE_SELF, &ruLoop0)
 				_ = unix.ClockGettime(unix.CLOCK_PROCESS_CPUTIME_ID, &cpuLoop0)
 			}
 			err := step()
-			_ = unix.ClockGettime(unix.CLOCK_PROCESS_CPUTIME_ID, &cpuLoop1)
+			if calls == b.N { // RunConfig{} has no warm-up
+				_ = unix.ClockGettime(unix.CLOCK_PROCESS_CPUTIME_ID, &cpuLoop1)
+				_ = unix.Getrusage(unix.RUSAGE_SELF, &ruLoop1)
+			}
 			return err
 		}, nil, nil
 	})
+	_ = unix.Getrusage(unix.RUSAGE_SELF, &ru1)
 	_ = unix.ClockGettime(unix.CLOCK_PROCESS_CPUTIME_ID, &cpu1)
 	total, loop := time.Since(t0), b.Elapsed()
 	inCPU := cpuLoop1.Nano() - cpuLoop0.Nano()
 	b.ReportMetric(float64(total-loop)/float64(loop), "overhead-ratio")
 	b.ReportMetric(float64(cpu1.Nano()-cpu0.Nano()-inCPU)/float64(inCPU), "overhead-cpu-ratio")
+	b.ReportMetric(float64(ru1.Minflt-ru0.Minflt-(ruLoop1.Minflt-ruLoop0.Minflt)), "outside-faults")
+	b.ReportMetric(float64(ruLoop1.Minflt-ruLoop0.Minflt), "loop-faults")
 	b.ReportMetric(float64(total-loop)/1e6, "outside-ms")
 	b.ReportMetric(float64(loop)/1e6, "loop-ms")
 }
@@ -71,6 +82,9 @@ func BenchmarkCostChild(b *testing.B) {
 //	overhead-cpu-ratio  the same for the process's CPU time
 //	outside-ms          Run's wall time − timed loop
 //	loop-ms             the timed loop
+//	outside-faults      the process's minor page faults in Run outside the
+//	                    loop (between its first and last step)
+//	loop-faults         those between its first and last step
 //
 // b.N repeats each size. Run it with
 //
@@ -88,7 +102,7 @@ func BenchmarkAnalysisCost(b *testing.B) {
 				if len(rs) != 1 {
 					b.Fatalf("child printed %d results:\n%s", len(rs), out)
 				}
-				for _, unit := range []string{"overhead-ratio", "overhead-cpu-ratio", "outside-ms", "loop-ms"} {
+				for _, unit := range []string{"overhead-ratio", "overhead-cpu-ratio", "outside-ms", "loop-ms", "outside-faults", "loop-faults"} {
 					v, ok := rs[0].Value(unit)
 					if !ok {
 						b.Fatalf("child reported no %s:\n%s", unit, out)

@@ -61,8 +61,13 @@ type counterReader struct {
 	costNs, maxCostNs int64
 	// meanCostNs is a running mean of the snapshots' cost (weight 1/4).
 	meanCostNs float64
-	// like is the host snapshot prepare sized the slots by.
-	like *hostmon.Snapshot
+	// threads is the number of threads the slots that prepare hands out
+	// have room for (and 8 more); 0 leaves the room they have.
+	threads int
+	// kit, when set, lends prepare its free snapshot lists, and recycle
+	// gives back the lists prepare handed out (lent).
+	kit  *samplerKit
+	lent [][]snapshot
 }
 
 // maxSnapshots is the most counter snapshots a loop keeps: next thins a
@@ -79,21 +84,50 @@ func snapSlots(n, w int) int {
 }
 
 // prepare returns an empty snapshot list with room for slots snapshots
-// (2 to maxSnapshots), each slot's buffers allocated (the host snapshot
-// sized by one reading of the host, whose threads setupTasks returns), so
-// that next and take allocate nothing in the timed loop.
+// (2 to maxSnapshots), each slot's buffers allocated, so that next and take
+// allocate nothing in the timed loop: the host snapshot has room for
+// c.threads threads, and is a clone of a slot made before or, for the
+// first, of one reading of the host. With a kit, the list is one the kit
+// lends, or a new one of maxSnapshots slots that the kit keeps once
+// recycled: the first run of a process (testing's N=1 probe) prepares the
+// slots of every later run on the same set.
 func (c *counterReader) prepare(slots int) []snapshot {
-	snaps := make([]snapshot, min(max(slots, 2), maxSnapshots))
-	c.like = nil
-	if c.sampler != nil {
-		c.like = c.sampler.Snapshot()
+	n := min(max(slots, 2), maxSnapshots)
+	var all []snapshot
+	switch {
+	case c.kit != nil && len(c.kit.lists) > 0:
+		k := len(c.kit.lists) - 1
+		all, c.kit.lists = c.kit.lists[k], c.kit.lists[:k]
+	case c.kit != nil:
+		all = make([]snapshot, maxSnapshots)
+	default:
+		all = make([]snapshot, n)
 	}
-	for k := range snaps {
-		s := &snaps[k]
-		if c.like != nil {
-			s.host = c.like.Clone()
+	if c.kit != nil {
+		c.lent = append(c.lent, all)
+	}
+	snaps := all[:n:n]
+	var like *hostmon.Snapshot
+	if c.sampler != nil {
+		for k := range all {
+			if all[k].host != nil {
+				like = all[k].host
+				break
+			}
 		}
-		if len(c.user) > 0 {
+		if like == nil {
+			like = c.sampler.Snapshot()
+		}
+	}
+	for k := range all {
+		s := &all[k]
+		if like != nil {
+			if s.host == nil {
+				s.host = like.Clone()
+			}
+			s.host.Reserve(c.threads)
+		}
+		if len(c.user) > 0 && len(s.userVals) != len(c.user) {
 			s.userVals, s.userErrs = make([]float64, len(c.user)), make([]error, len(c.user))
 		}
 	}
@@ -103,13 +137,15 @@ func (c *counterReader) prepare(slots int) []snapshot {
 	return snaps[:0]
 }
 
-// setupTasks returns the threads that prepare's reading of the host found,
-// or nil.
-func (c *counterReader) setupTasks() []hostmon.Task {
-	if c.like == nil {
-		return nil
+// recycle gives the snapshot lists that prepare took from c.kit, or made,
+// back to the kit for the next run; the snapshots in them must no longer
+// be read.
+func (c *counterReader) recycle() {
+	if c.kit == nil {
+		return
 	}
-	return c.like.Tasks()
+	c.kit.lists = append(c.kit.lists, c.lent...)
+	c.lent = nil
 }
 
 // next returns snaps extended by one slot for the next snapshot, reusing
@@ -237,15 +273,6 @@ func histogramSumNs(h *metrics.Float64Histogram) float64 {
 	return sum * 1e9
 }
 
-// warmupTasks returns the threads of the first snapshot, s, taken right
-// after the warm-up, for the thread census; setup when it has none.
-func warmupTasks(s *snapshot, setup []hostmon.Task) []hostmon.Task {
-	if s.host == nil || s.host.Tasks() == nil {
-		return setup
-	}
-	return s.host.Tasks()
-}
-
 // spareOnce leaves Run's two spare threads once per process: idle threads
 // stay with the runtime.
 var spareOnce sync.Once
@@ -272,14 +299,26 @@ func spareThreads(k int) {
 	release.Done()
 }
 
-// samplers keeps the host samplers that runs have released, by measured
-// set, so that the next run on the same set reuses one: a new Sampler
-// opens its files (two per thread, and six more) on its first snapshot,
-// which takes milliseconds here, against about a tenth of that to refill
-// one. A sampler in use is not in the pool, so no two runs share one.
+// samplerKit is a host sampler and the snapshot lists that runs prepared
+// with it, which go back to the pool together: a new Sampler opens its
+// files (two per thread, and six more) on its first snapshot, which takes
+// milliseconds here, against about a tenth of that to refill one; and each
+// snapshot slot holds a host snapshot's buffers, which are cheaper to keep
+// than to make again at every Run call (testing makes several for one
+// benchmark).
+type samplerKit struct {
+	sampler *hostmon.Sampler
+	// lists are free snapshot lists; their slots' host snapshots hold this
+	// sampler's buffers (see counterReader.prepare).
+	lists [][]snapshot
+}
+
+// samplers keeps the kits that runs have released, by measured set, so
+// that the next run on the same set reuses one. A kit in use is not in the
+// pool, so no two runs share one.
 var samplers struct {
 	sync.Mutex
-	free map[string]*hostmon.Sampler
+	free map[string]*samplerKit
 }
 
 // samplerKey names a measured set.
@@ -287,34 +326,39 @@ func samplerKey(cpus, siblings hostmon.CPUSet) string {
 	return cpus.String() + "/" + siblings.String()
 }
 
-// acquireSampler returns a released sampler of the set, or a new one.
-func acquireSampler(fs hostmon.FS, topo *hostmon.Topology, cpus, siblings hostmon.CPUSet) (*hostmon.Sampler, error) {
+// acquireSampler returns a released kit of the set, or one with a new
+// sampler.
+func acquireSampler(fs hostmon.FS, topo *hostmon.Topology, cpus, siblings hostmon.CPUSet) (*samplerKit, error) {
 	if len(cpus) == 0 {
 		cpus = topo.Allowed // as NewSamplerOf does, so the key is the sampler's own
 	}
 	k := samplerKey(cpus, siblings.Minus(cpus))
 	samplers.Lock()
-	s := samplers.free[k]
+	kit := samplers.free[k]
 	delete(samplers.free, k)
 	samplers.Unlock()
-	if s != nil {
-		return s, nil
+	if kit != nil {
+		return kit, nil
 	}
-	return hostmon.NewSamplerOf(fs, topo, cpus, siblings)
+	s, err := hostmon.NewSamplerOf(fs, topo, cpus, siblings)
+	if err != nil {
+		return nil, err
+	}
+	return &samplerKit{sampler: s}, nil
 }
 
-// releaseSampler keeps s for the next run on its set, or closes it when
-// one is kept already.
-func releaseSampler(s *hostmon.Sampler) error {
-	k := samplerKey(s.CPUs(), s.Siblings())
+// releaseSampler keeps kit for the next run on its set, or closes its
+// sampler when one is kept already.
+func releaseSampler(kit *samplerKit) error {
+	k := samplerKey(kit.sampler.CPUs(), kit.sampler.Siblings())
 	samplers.Lock()
 	defer samplers.Unlock()
 	if samplers.free == nil {
-		samplers.free = map[string]*hostmon.Sampler{}
+		samplers.free = map[string]*samplerKit{}
 	}
 	if samplers.free[k] != nil {
-		return s.Close()
+		return kit.sampler.Close()
 	}
-	samplers.free[k] = s
+	samplers.free[k] = kit
 	return nil
 }

@@ -56,8 +56,10 @@ func hostInfo() (hostmon.FS, *hostmon.Topology, error) {
 // hostRun is the host side of one Run: the confinement it applied and the
 // sampler it snapshots at window boundaries.
 type hostRun struct {
-	// sampler is nil when the host cannot be read; why says why.
+	// sampler is nil when the host cannot be read; why says why. kit is
+	// the pooled sampler with its snapshot lists.
 	sampler *hostmon.Sampler
+	kit     *samplerKit
 	why     string
 	conf    *hostmon.Confinement
 	budget  hostmon.Budget
@@ -96,10 +98,11 @@ func openHost(s *settings) (*hostRun, error) {
 			return nil, fmt.Errorf("%s.Budget: confining to CPUs %v: %v", t, h.budget.CPUs, err)
 		}
 	}
-	h.sampler, err = acquireSampler(fs, topo, h.budget.CPUs, h.budget.Siblings)
+	h.kit, err = acquireSampler(fs, topo, h.budget.CPUs, h.budget.Siblings)
 	if err != nil {
 		h.why = err.Error()
-		h.sampler = nil
+	} else {
+		h.sampler = h.kit.sampler
 	}
 	return h, nil
 }
@@ -108,8 +111,8 @@ func openHost(s *settings) (*hostRun, error) {
 // confinement.
 func (h *hostRun) close() error {
 	var err error
-	if h.sampler != nil {
-		err = releaseSampler(h.sampler)
+	if h.kit != nil {
+		err = releaseSampler(h.kit)
 	}
 	if h.conf != nil {
 		if rerr := h.conf.Release(); rerr != nil {
@@ -119,19 +122,20 @@ func (h *hostRun) close() error {
 	return err
 }
 
-// tasks reads this process's threads now through the sampler's open
-// files, or as selfTasks does without a sampler.
-func (h *hostRun) tasks() []hostmon.Task {
+// tids lists the IDs of this process's threads now, sorted, through the
+// sampler (which then has read any new thread, see
+// hostmon.Sampler.SyncThreads), or as selfTIDs does without one.
+func (h *hostRun) tids() []int {
 	if h.sampler != nil {
-		if ts, err := h.sampler.ReadTasks(); err == nil {
+		if ts, err := h.sampler.SyncThreads(nil); err == nil {
 			return ts
 		}
 	}
-	return selfTasks()
+	return selfTIDs()
 }
 
-// selfTasks reads this process's threads now, or nil.
-func selfTasks() []hostmon.Task {
+// selfTIDs reads the IDs of this process's threads now, sorted, or nil.
+func selfTIDs() []int {
 	fs, _, err := hostInfo()
 	if err != nil {
 		return nil
@@ -140,5 +144,17 @@ func selfTasks() []hostmon.Task {
 	if err != nil {
 		return nil
 	}
-	return ts
+	return taskTIDs(ts)
+}
+
+// taskTIDs returns the IDs of ts, in order; nil for nil.
+func taskTIDs(ts []hostmon.Task) []int {
+	if ts == nil {
+		return nil
+	}
+	ids := make([]int, len(ts))
+	for i, t := range ts {
+		ids[i] = t.TID
+	}
+	return ids
 }

@@ -180,7 +180,8 @@ func openStats(ss []*stream) openResult {
 		count += s.resp.count
 		o.queueMax = max(o.queueMax, s.depthMax)
 	}
-	o.resp, o.respTail = summarize(resp), tailsOf(resp)
+	sr := sortedCopy(resp)
+	o.resp, o.respTail = summarizeSorted(sr), tailsOfSorted(sr)
 	if count > 0 {
 		o.queueMean = float64(depth) / float64(count)
 	}
@@ -217,11 +218,16 @@ type tails [len(tailQuantiles)]tail.Estimate
 
 // tailsOf bounds the tails of xs (ns).
 func tailsOf(xs []int64) tails {
+	return tailsOfSorted(sortedCopy(xs))
+}
+
+// tailsOfSorted is tailsOf on an ascending xs (whose conversion to float64
+// stays in order).
+func tailsOfSorted(xs []int64) tails {
 	s := make([]float64, len(xs))
 	for i, x := range xs {
 		s[i] = float64(x)
 	}
-	slices.Sort(s)
 	var t tails
 	for i, q := range tailQuantiles {
 		t[i] = tail.QuantileSorted(s, q, tailConfidence)

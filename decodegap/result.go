@@ -174,8 +174,9 @@ func (r *runner) loopNs() int64 {
 // fill computes the figures over the reported samples lat and gaps, the
 // counter span from recorded iteration spanFrom, and the host's.
 func (r *runner) fill(res *result, lat, gaps []int64, spanFrom int) {
-	res.lat = summarize(lat)
-	res.tails = tailsOf(lat)
+	sorted := sortedCopy(lat)
+	res.lat = summarizeSorted(sorted)
+	res.tails = tailsOfSorted(sorted)
 	res.slo = r.s.judgeSLO(lat, "step latency")
 	res.out = findOutliers(lat, res.lat.p50)
 	g := summarize(gaps)
@@ -232,18 +233,28 @@ func (r *runner) hostSpan(res *result) {
 	}
 	res.host.span, res.host.ok = hostmon.Between(first.host, last.host), true
 	res.host.verdict = res.host.span.Screen(r.s.screen.Thresholds)
-	res.census = takeCensus(&r.phases, first.host.Tasks(), last.host.Tasks())
+	res.census = takeCensus(r.censusPhases(), first.host.Tasks(), last.host.Tasks())
 }
 
 // summarize returns the mean and the 50th, 90th and 99th percentiles of xs
 // (gapbench's one rule, internal/quantile), NaN for none. It sorts a copy;
 // xs is left as it is.
 func summarize(xs []int64) latency {
-	if len(xs) == 0 {
-		return latency{math.NaN(), math.NaN(), math.NaN(), math.NaN()}
-	}
+	return summarizeSorted(sortedCopy(xs))
+}
+
+// sortedCopy returns a sorted copy of xs.
+func sortedCopy(xs []int64) []int64 {
 	s := slices.Clone(xs)
 	slices.Sort(s)
+	return s
+}
+
+// summarizeSorted is summarize on an ascending s.
+func summarizeSorted(s []int64) latency {
+	if len(s) == 0 {
+		return latency{math.NaN(), math.NaN(), math.NaN(), math.NaN()}
+	}
 	var sum float64
 	for _, x := range s {
 		sum += float64(x)

@@ -94,13 +94,13 @@ func runMode(b *testing.B, s *settings, open Opener, m mode) *result {
 	if err != nil {
 		b.Fatalf("decodegap.Run: %v", err)
 	}
-	r.phases[phaseBefore] = h.tasks() // opening the sampler starts no thread
+	r.phases[phaseBefore] = h.tids() // opening the sampler starts no thread
 	defer func() {
 		if err := h.close(); err != nil {
 			b.Errorf("decodegap.Run: closing the host sampler or releasing RunConfig.Budget's confinement: %v", err)
 		}
 	}()
-	r.host, r.cr.sampler = h, h.sampler
+	r.host, r.cr.sampler, r.cr.kit = h, h.sampler, h.kit
 
 	var cl closers
 	defer cl.closeAll(b)
@@ -119,10 +119,9 @@ func runMode(b *testing.B, s *settings, open Opener, m mode) *result {
 	// After the mode's open (sessions start their threads there), so that
 	// the host sampler has seen every thread before the timed loop.
 	spareOnce.Do(func() { spareThreads(2) })
+	r.phases[phaseSetup] = h.tids()
+	r.cr.threads = len(r.phases[phaseSetup])
 	r.snaps = r.cr.prepare(snapSlots(r.n, r.window))
-	if r.phases[phaseSetup] = r.cr.setupTasks(); r.phases[phaseSetup] == nil {
-		r.phases[phaseSetup] = h.tasks()
-	}
 
 	b.ResetTimer()
 	r.wallStart, r.loopStartNs = wallNow(), gap.Now()
@@ -141,6 +140,7 @@ func runMode(b *testing.B, s *settings, open Opener, m mode) *result {
 		res.tracePaths = paths
 	}
 	publish(b, s, res, last)
+	r.cr.recycle()
 	return res
 }
 
@@ -306,7 +306,8 @@ func (r *runner) loop(step Step) (int, error) {
 
 // afterWarmup marks the end of the warm-up for the census: the threads
 // then are those of the first snapshot, which boundary takes next (reading
-// them here would allocate in the timed loop).
+// them here would allocate in the timed loop; censusPhases reads them from
+// it).
 func (r *runner) afterWarmup() {
 	r.phases[phaseWarmup] = r.phases[phaseSetup]
 }
@@ -322,7 +323,18 @@ func (r *runner) boundary(j int, force bool) {
 	s := &r.snaps[len(r.snaps)-1]
 	r.cr.take(s, j)
 	r.nextSnapNs = s.wallNs + r.cr.interval(s)
-	if len(r.snaps) == 1 && r.s.warmup > 0 && r.host != nil {
-		r.phases[phaseWarmup] = warmupTasks(s, r.phases[phaseSetup])
+}
+
+// censusPhases returns r's phase readings with the warm-up's end filled
+// in: the threads of the first snapshot, taken right after the warm-up,
+// when there was a warm-up and that snapshot read them; the setup's
+// otherwise.
+func (r *runner) censusPhases() *phaseReadings {
+	ph := r.phases
+	if r.s.warmup > 0 && len(r.snaps) > 0 && r.snaps[0].host != nil {
+		if ts := r.snaps[0].host.Tasks(); ts != nil {
+			ph[phaseWarmup] = taskTIDs(ts)
+		}
 	}
+	return &ph
 }

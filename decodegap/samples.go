@@ -27,7 +27,10 @@ type record struct {
 	count int
 }
 
-// newRecord returns a record for n iterations, allocating its buffers once.
+// newRecord returns a record for n iterations, allocating its buffers once
+// and writing to every page of them, so that the kernel maps the pages
+// now rather than in the timed loop, where each page fault would add its
+// cost to the step that first reaches the page (docs/harness-cost.md).
 func newRecord(n int) *record {
 	c := n
 	if c > maxSamples {
@@ -36,7 +39,18 @@ func newRecord(n int) *record {
 	if c < 1 {
 		c = 1
 	}
-	return &record{lat: make([]int64, 0, c), gap: make([]int64, 0, c), stride: 1}
+	r := &record{lat: make([]int64, 0, c), gap: make([]int64, 0, c), stride: 1}
+	touchPages(r.lat[:c])
+	touchPages(r.gap[:c])
+	return r
+}
+
+// touchPages writes a zero into every 4 KiB page of xs (which a new
+// allocation already holds), so that each page is mapped.
+func touchPages(xs []int64) {
+	for i := 0; i < len(xs); i += 4096 / 8 {
+		xs[i] = 0
+	}
 }
 
 // add records iteration i (0-based among the recorded ones). It does not
