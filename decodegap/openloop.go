@@ -221,16 +221,11 @@ func tailsOf(xs []int64) tails {
 	return tailsOfSorted(sortedCopy(xs))
 }
 
-// tailsOfSorted is tailsOf on an ascending xs (whose conversion to float64
-// stays in order).
+// tailsOfSorted is tailsOf on an ascending xs.
 func tailsOfSorted(xs []int64) tails {
-	s := make([]float64, len(xs))
-	for i, x := range xs {
-		s[i] = float64(x)
-	}
 	var t tails
 	for i, q := range tailQuantiles {
-		t[i] = tail.QuantileSorted(s, q, tailConfidence)
+		t[i] = tail.QuantileSorted(xs, q, tailConfidence)
 	}
 	return t
 }

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/gapbench/gapbench/decodegap/internal/mem"
 	"github.com/gapbench/gapbench/decodegap/internal/steady"
 	"github.com/gapbench/gapbench/hostmon"
 	"github.com/gapbench/gapbench/internal/quantile"
@@ -174,12 +175,12 @@ func (r *runner) loopNs() int64 {
 // fill computes the figures over the reported samples lat and gaps, the
 // counter span from recorded iteration spanFrom, and the host's.
 func (r *runner) fill(res *result, lat, gaps []int64, spanFrom int) {
-	sorted := sortedCopy(lat)
+	sorted := sortInto(r.rec.scratch, lat) // the detector's memory, free again
 	res.lat = summarizeSorted(sorted)
 	res.tails = tailsOfSorted(sorted)
 	res.slo = r.s.judgeSLO(lat, "step latency")
 	res.out = findOutliers(lat, res.lat.p50)
-	g := summarize(gaps)
+	g := summarizeSorted(sortInto(sorted, gaps)) // gaps is as long as lat
 	res.gap.mean, res.gap.p50 = g.mean, g.p50
 	if r.n > 0 {
 		res.gap.req = float64(r.requested) / float64(r.n)
@@ -207,7 +208,11 @@ func (r *runner) fill(res *result, lat, gaps []int64, spanFrom int) {
 // returns the kept latencies and gaps the figures describe (the whole
 // record when not reached).
 func steadyWindow(rec *record, window int) (st steady.Result, reached bool, from int, lat, gaps []int64) {
-	st = steady.Detect(rec.lat, steady.Params{Window: window, Stride: rec.stride})
+	if len(rec.scratch) < len(rec.lat) {
+		rec.scratch = make([]int64, len(rec.lat))
+		mem.Populate(rec.scratch)
+	}
+	st = steady.Detect(rec.lat, steady.Params{Window: window, Stride: rec.stride, Scratch: rec.scratch})
 	k0 := 0
 	if st.Class != steady.NoSteadyState && st.Start >= 0 {
 		reached = true
@@ -245,7 +250,12 @@ func summarize(xs []int64) latency {
 
 // sortedCopy returns a sorted copy of xs.
 func sortedCopy(xs []int64) []int64 {
-	s := slices.Clone(xs)
+	return sortInto(nil, xs)
+}
+
+// sortInto returns a sorted copy of xs in buf's memory, when it has room.
+func sortInto(buf, xs []int64) []int64 {
+	s := append(buf[:0], xs...)
 	slices.Sort(s)
 	return s
 }

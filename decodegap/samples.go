@@ -1,5 +1,7 @@
 package decodegap
 
+import "github.com/gapbench/gapbench/decodegap/internal/mem"
+
 // maxSamples bounds the per-iteration record: beyond it the record is
 // thinned (see record). 1<<22 samples × 16 bytes = 64 MiB at the most.
 const maxSamples = 1 << 22
@@ -25,12 +27,15 @@ type record struct {
 	sumLat, sumGap int64
 	// count is the number of iterations recorded, kept or not.
 	count int
+	// scratch is memory for the analysis, as long as lat once steadyWindow
+	// made it: the detector's sort, then the summaries' sorted copies.
+	scratch []int64
 }
 
 // newRecord returns a record for n iterations, allocating its buffers once
-// and writing to every page of them, so that the kernel maps the pages
-// now rather than in the timed loop, where each page fault would add its
-// cost to the step that first reaches the page (docs/harness-cost.md).
+// and having the kernel map their pages now (mem.Populate) rather than in
+// the timed loop, where each page fault would add its cost to the step
+// that first reaches the page (docs/harness-cost.md).
 func newRecord(n int) *record {
 	c := n
 	if c > maxSamples {
@@ -40,17 +45,9 @@ func newRecord(n int) *record {
 		c = 1
 	}
 	r := &record{lat: make([]int64, 0, c), gap: make([]int64, 0, c), stride: 1}
-	touchPages(r.lat[:c])
-	touchPages(r.gap[:c])
+	mem.Populate(r.lat)
+	mem.Populate(r.gap)
 	return r
-}
-
-// touchPages writes a zero into every 4 KiB page of xs (which a new
-// allocation already holds), so that each page is mapped.
-func touchPages(xs []int64) {
-	for i := 0; i < len(xs); i += 4096 / 8 {
-		xs[i] = 0
-	}
 }
 
 // add records iteration i (0-based among the recorded ones). It does not

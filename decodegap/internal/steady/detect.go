@@ -5,6 +5,9 @@ import (
 	"container/heap"
 	"math"
 	"slices"
+	"unsafe"
+
+	"github.com/gapbench/gapbench/decodegap/internal/mem"
 )
 
 // MaxSamples is the longest series Detect classifies (2^23, so that midranks
@@ -36,7 +39,8 @@ const maxChangepoints = 256
 // usual warm-up) the sort dominates; a series that changes everywhere costs
 // at most about 256 passes over the samples, and has no steady state. Memory
 // is O(n): 4 bytes of sorted index, 4 of scratch index and 4 of midrank per
-// sample, besides the window summaries.
+// sample (the two indices in the memory of the sort's 8-byte keys), besides
+// the window summaries.
 type detector struct {
 	x      []int64
 	w      int // window, samples
@@ -48,6 +52,8 @@ type detector struct {
 	sigma  float64   // window-to-window noise of window medians, ns
 	infl   float64   // variance inflation of rank statistics by autocorrelation, >= 1
 	wmed   []float64 // window medians, ns
+	// scratch is Params.Scratch, memory for the sort's keys.
+	scratch []int64
 	// srt holds every current segment's samples sorted by (value, index):
 	// srt[bound(s.a):bound(s.b)] for each segment s. Splitting and merging
 	// keep it so (stable partition, merge of sorted runs), so no segment is
@@ -59,29 +65,42 @@ type detector struct {
 	win   []int64   // scratch for window medians
 }
 
-// sortedIndices returns 0..n-1 ordered by (value, index). When the values
-// span less than 2^40 (18 minutes in ns) it sorts packed uint64 keys
-// (value-min)<<23 | index, several times faster than a comparison function.
-func (d *detector) sortedIndices() []int32 {
+// sortedIndices returns 0..n-1 ordered by (value, index), and a scratch
+// slice of n. When the values span less than 2^40 (18 minutes in ns) it
+// sorts packed keys (value-min)<<23 | index (below 2^63), several times
+// faster than a comparison function, in Params.Scratch when it has room,
+// and then reuses the keys' memory for both slices: fresh memory costs a
+// page fault per 4 KiB when first touched, which on a virtual machine
+// rivals the sort (docs/harness-cost.md).
+func (d *detector) sortedIndices() (idx, scratch []int32) {
 	n := len(d.x)
-	idx := make([]int32, n)
 	lo, hi := slices.Min(d.x), slices.Max(d.x)
-	if span := uint64(hi) - uint64(lo); hi >= lo && span < 1<<40 {
-		keys := make([]uint64, n)
+	if span := uint64(hi) - uint64(lo); n > 0 && hi >= lo && span < 1<<40 {
+		keys := d.scratch
+		if len(keys) < n {
+			keys = make([]int64, n)
+			mem.Populate(keys)
+		}
+		keys = keys[:n]
 		for i, v := range d.x {
-			keys[i] = (uint64(v)-uint64(lo))<<23 | uint64(i)
+			keys[i] = (v-lo)<<23 | int64(i)
 		}
 		slices.Sort(keys)
-		for k, key := range keys {
-			idx[k] = int32(key & (1<<23 - 1))
+		// 2n int32 over the n keys: index k is written over half of key
+		// k/2, which was read already (k/2 <= k, and key k is read before
+		// index k is written).
+		both := unsafe.Slice((*int32)(unsafe.Pointer(unsafe.SliceData(keys))), 2*n)
+		for k := range n {
+			both[k] = int32(keys[k] & (1<<23 - 1))
 		}
-		return idx
+		return both[:n:n], both[n:]
 	}
+	idx = make([]int32, n)
 	for i := range idx {
 		idx[i] = int32(i)
 	}
 	slices.SortFunc(idx, d.cmp)
-	return idx
+	return idx, make([]int32, n)
 }
 
 // cmp orders sample indices by (value, index).
@@ -93,7 +112,7 @@ func (d *detector) cmp(p, q int32) int {
 }
 
 func newDetector(x []int64, p Params) *detector {
-	d := &detector{x: x, w: p.Window, tol: p.Tolerance, alpha: p.Alpha, tail: p.MinTail, stride: max(p.Stride, 1)}
+	d := &detector{x: x, w: p.Window, tol: p.Tolerance, alpha: p.Alpha, tail: p.MinTail, stride: max(p.Stride, 1), scratch: p.Scratch}
 	if d.w == 0 {
 		d.w = DefaultWindow
 	}
@@ -129,9 +148,9 @@ func (d *detector) prepare() {
 		d.wmed[k] = medianSorted(len(d.win), func(i int) int64 { return d.win[i] })
 	}
 	d.sigma = diffSigma(d.wmed)
-	d.srt = d.sortedIndices()
-	d.tmp = make([]int32, n)
+	d.srt, d.tmp = d.sortedIndices()
 	d.ranks = make([]float32, n)
+	mem.Populate(d.ranks)
 	d.infl = d.inflation()
 }
 

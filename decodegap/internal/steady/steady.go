@@ -78,6 +78,10 @@ type Params struct {
 	// record keeps only every Stride-th iteration. 0 means 1. Result's
 	// indices stay sample indices; Suggest counts iterations.
 	Stride int
+	// Scratch, when it holds at least as many values as the series, is
+	// memory Detect may use for its sort instead of allocating it, and
+	// leaves overwritten; the caller can use it again after Detect returns.
+	Scratch []int64
 }
 
 // Validate reports the first field of p outside its allowed range.

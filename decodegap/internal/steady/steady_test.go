@@ -407,7 +407,12 @@ func TestWideValues(t *testing.T) {
 		wide[i] = v << 22 // 1 ms << 22 > 2^40
 	}
 	d, dw := newDetector(x, Params{}), newDetector(wide, Params{})
-	assert.Equal(t, d.sortedIndices(), dw.sortedIndices())
+	idx, scratch := d.sortedIndices()
+	idxw, scratchw := dw.sortedIndices()
+	assert.Equal(t, idx, idxw)
+	assert.Len(t, scratch, len(x))
+	assert.Len(t, scratchw, len(x))
+	assert.True(t, slices.IsSortedFunc(idx, d.cmp), "packed keys: sorted by (value, index)")
 	r, rw := Detect(x, Params{}), Detect(wide, Params{})
 	assert.Equal(t, r.Class, rw.Class)
 	assert.Equal(t, r.Changepoints, rw.Changepoints)

@@ -186,8 +186,9 @@ func Quantile(xs []float64, q, conf float64) Estimate {
 	return QuantileSorted(s, q, conf)
 }
 
-// QuantileSorted is Quantile on an ascending sample, without copying.
-func QuantileSorted(s []float64, q, conf float64) Estimate {
+// QuantileSorted is Quantile on an ascending sample of any number type,
+// without copying or converting it.
+func QuantileSorted[T quantile.Number](s []T, q, conf float64) Estimate {
 	e := Estimate{Q: q, Confidence: conf, N: len(s), Value: math.NaN(), Lo: math.NaN(), Hi: math.NaN(), Need: NeedInterval(q, conf)}
 	if len(s) == 0 || !valid(q, conf) {
 		return e
@@ -195,7 +196,7 @@ func QuantileSorted(s []float64, q, conf float64) Estimate {
 	e.Value = quantile.Sorted(s, q)
 	lo, hi, ok := Interval(len(s), q, conf)
 	if ok {
-		e.Lo, e.Hi, e.Known = s[lo-1], s[hi-1], true
+		e.Lo, e.Hi, e.Known = float64(s[lo-1]), float64(s[hi-1]), true
 	}
 	return e
 }
