@@ -392,7 +392,7 @@ func (o *openResult) line() string {
 	s := fmt.Sprintf("open loop: response (arrival to end) mean %s, p50 %s, %s; late start mean %s; queue mean %.2f, max %d",
 		fmtNs(o.resp.mean), fmtNs(o.resp.p50), o.respTail.words(o.resp), fmtNs(o.lateMean), o.queueMean, o.queueMax)
 	if o.overloaded() {
-		s += fmt.Sprintf("; OVERLOADED: lateness grew from %s (first half) to %s (last tenth), so the arrivals outpace the step: raise RunConfig.Gap.Mean", fmtNs(o.lateFirst), fmtNs(o.lateLast))
+		s += fmt.Sprintf("; OVERLOADED: median lateness grew from %s (first half) to %s (last tenth), so the arrivals outpace the step: raise RunConfig.Gap.Mean", fmtNs(o.lateFirst), fmtNs(o.lateLast))
 	}
 	return s
 }

@@ -147,10 +147,12 @@ type openResult struct {
 	// resp summarises the response times; respTail their bounded tails.
 	resp     latency
 	respTail tails
-	// lateMean is the mean lateness; lateFirst and lateLast the mean
+	// lateMean is the mean lateness; lateFirst and lateLast the median
 	// lateness of the run's first half and last tenth: a queue that
 	// grows over the run (lateLast ≫ lateFirst) is an arrival rate above
-	// what the step sustains.
+	// what the step sustains. Medians, so that one stall late in a run
+	// (a preempted step, and the few arrivals queued behind it) does not
+	// read as growth.
 	lateMean, lateFirst, lateLast float64
 	// queueMean and queueMax are the queue depth seen at recorded steps'
 	// starts (the step itself counts: 1 is no queue), over every recorded
@@ -188,21 +190,11 @@ func openStats(ss []*stream) openResult {
 	if len(ss) == 0 || len(late) == 0 {
 		return o
 	}
-	mean := func(xs []int64) float64 {
-		if len(xs) == 0 {
-			return 0
-		}
-		var s float64
-		for _, x := range xs {
-			s += float64(x)
-		}
-		return s / float64(len(xs))
-	}
+	o.lateMean = summarize(late).mean
 	// Trend over the first stream's own order: pooling would mix times.
 	l := ss[0].resp.gap
-	o.lateMean = mean(late)
-	o.lateFirst = mean(l[:len(l)/2])
-	o.lateLast = mean(l[len(l)-max(1, len(l)/10):])
+	o.lateFirst = summarize(l[:len(l)/2]).p50
+	o.lateLast = summarize(l[len(l)-max(1, len(l)/10):]).p50
 	return o
 }
 

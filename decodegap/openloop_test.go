@@ -173,3 +173,37 @@ func TestGammaArrivalsConfig(t *testing.T) {
 	s = (&RunConfig{Gap: Gap{Shape: GapGamma + 1, Mean: time.Millisecond}}).settings()
 	assert.ErrorContains(t, s.validate(100), "GapTrace or GapGamma")
 }
+
+// A burst of stalls late in a run (a preemption, the arrivals behind it
+// started late) is not a queue growing; a lateness that climbs step after
+// step through the last part of the run is. (The mean of the last tenth
+// once called the burst an overload, failing a search's probe at a rate far
+// under capacity.)
+func TestOpenLoopOverloadIgnoresALateBurst(t *testing.T) {
+	const n = 600
+	stats := func(late func(i int) int64) openResult {
+		r := &record{stride: 1, count: n}
+		for i := range n {
+			r.gap = append(r.gap, late(i))
+			r.lat = append(r.lat, late(i)+500e3) // a 500 µs step
+		}
+		return openStats([]*stream{{resp: r}})
+	}
+	stall := func(i int) int64 {
+		if i >= 570 && i < 580 {
+			return int64(580-i) * 6e6 // 60, 54, ... 6 ms
+		}
+		return 400e3
+	}
+	burst := stats(stall)
+	var sum float64
+	for i := 540; i < n; i++ {
+		sum += float64(stall(i))
+	}
+	require.Greater(t, sum/60-400e3, 4*burst.resp.p50, "the burst moves the last tenth's mean past the threshold")
+	assert.False(t, burst.overloaded(), "first half %v, last tenth %v", burst.lateFirst, burst.lateLast)
+	assert.InDelta(t, 400e3, burst.lateLast, 1)
+	growing := stats(func(i int) int64 { return 400e3 + int64(max(0, i-500))*200e3 })
+	assert.True(t, growing.overloaded(), "first half %v, last tenth %v", growing.lateFirst, growing.lateLast)
+	assert.Contains(t, growing.line(), "OVERLOADED: median lateness grew from 400µs (first half) to 14.")
+}
