@@ -2,10 +2,10 @@ package decodegap
 
 import (
 	"math"
-	"slices"
 	"time"
 
 	"github.com/gapbench/gapbench/decodegap/internal/mem"
+	"github.com/gapbench/gapbench/decodegap/internal/radix"
 	"github.com/gapbench/gapbench/decodegap/internal/steady"
 	"github.com/gapbench/gapbench/hostmon"
 	"github.com/gapbench/gapbench/internal/quantile"
@@ -208,8 +208,8 @@ func (r *runner) fill(res *result, lat, gaps []int64, spanFrom int) {
 // returns the kept latencies and gaps the figures describe (the whole
 // record when not reached).
 func steadyWindow(rec *record, window int) (st steady.Result, reached bool, from int, lat, gaps []int64) {
-	if len(rec.scratch) < len(rec.lat) {
-		rec.scratch = make([]int64, len(rec.lat))
+	if len(rec.scratch) < 2*len(rec.lat) {
+		rec.scratch = make([]int64, 2*len(rec.lat))
 		mem.Populate(rec.scratch)
 	}
 	st = steady.Detect(rec.lat, steady.Params{Window: window, Stride: rec.stride, Scratch: rec.scratch})
@@ -253,10 +253,16 @@ func sortedCopy(xs []int64) []int64 {
 	return sortInto(nil, xs)
 }
 
-// sortInto returns a sorted copy of xs in buf's memory, when it has room.
+// sortInto returns a sorted copy of xs in buf's memory, when it has room;
+// with room for twice xs, the second half is the radix sort's.
 func sortInto(buf, xs []int64) []int64 {
+	n := len(xs)
 	s := append(buf[:0], xs...)
-	slices.Sort(s)
+	var tmp []int64
+	if cap(buf) >= 2*n {
+		tmp = buf[n : 2*n : 2*n]
+	}
+	radix.Sort(s, tmp)
 	return s
 }
 

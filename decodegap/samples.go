@@ -27,8 +27,9 @@ type record struct {
 	sumLat, sumGap int64
 	// count is the number of iterations recorded, kept or not.
 	count int
-	// scratch is memory for the analysis, as long as lat once steadyWindow
-	// made it: the detector's sort, then the summaries' sorted copies.
+	// scratch is memory for the analysis, twice as long as lat once
+	// steadyWindow made it: the detector's sort, then the summaries'
+	// sorted copies (the first half) and their radix sort's other half.
 	scratch []int64
 }
 

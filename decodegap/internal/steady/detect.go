@@ -8,6 +8,7 @@ import (
 	"unsafe"
 
 	"github.com/gapbench/gapbench/decodegap/internal/mem"
+	"github.com/gapbench/gapbench/decodegap/internal/radix"
 )
 
 // MaxSamples is the longest series Detect classifies (2^23, so that midranks
@@ -52,7 +53,7 @@ type detector struct {
 	sigma  float64   // window-to-window noise of window medians, ns
 	infl   float64   // variance inflation of rank statistics by autocorrelation, >= 1
 	wmed   []float64 // window medians, ns
-	// scratch is Params.Scratch, memory for the sort's keys.
+	// scratch is Params.Scratch, memory for the sort.
 	scratch []int64
 	// srt holds every current segment's samples sorted by (value, index):
 	// srt[bound(s.a):bound(s.b)] for each segment s. Splitting and merging
@@ -67,25 +68,25 @@ type detector struct {
 
 // sortedIndices returns 0..n-1 ordered by (value, index), and a scratch
 // slice of n. When the values span less than 2^40 (18 minutes in ns) it
-// sorts packed keys (value-min)<<23 | index (below 2^63), several times
-// faster than a comparison function, in Params.Scratch when it has room,
-// and then reuses the keys' memory for both slices: fresh memory costs a
-// page fault per 4 KiB when first touched, which on a virtual machine
-// rivals the sort (docs/harness-cost.md).
+// radix-sorts packed keys (value-min)<<23 | index (below 2^63), several
+// times faster than a comparison function, in Params.Scratch when it has
+// room, and then reuses the keys' memory for both slices: fresh memory
+// costs a page fault per 4 KiB when first touched, which on a virtual
+// machine rivals the sort (docs/harness-cost.md).
 func (d *detector) sortedIndices() (idx, scratch []int32) {
 	n := len(d.x)
 	lo, hi := slices.Min(d.x), slices.Max(d.x)
 	if span := uint64(hi) - uint64(lo); n > 0 && hi >= lo && span < 1<<40 {
-		keys := d.scratch
-		if len(keys) < n {
-			keys = make([]int64, n)
-			mem.Populate(keys)
+		mem2 := d.scratch
+		if len(mem2) < 2*n {
+			mem2 = make([]int64, 2*n)
+			mem.Populate(mem2)
 		}
-		keys = keys[:n]
+		keys, buf := mem2[:n:n], mem2[n:2*n]
 		for i, v := range d.x {
 			keys[i] = (v-lo)<<23 | int64(i)
 		}
-		slices.Sort(keys)
+		radix.Sort(keys, buf)
 		// 2n int32 over the n keys: index k is written over half of key
 		// k/2, which was read already (k/2 <= k, and key k is read before
 		// index k is written).
@@ -576,15 +577,19 @@ func binomTail(n, x int, q float64) float64 {
 	return min(sum, 1)
 }
 
-// mergeRuns merges the sorted runs a and b into dst (len(a)+len(b)).
+// mergeRuns merges the sorted runs a and b into dst (len(a)+len(b)). Every
+// index in a is below every index in b (a is the earlier of two adjacent
+// stretches), so of two equal values a's comes first and the values alone
+// decide: one load and one comparison per step, not d.cmp's two.
 func (d *detector) mergeRuns(dst, a, b []int32) {
+	x := d.x
 	i, j, k := 0, 0, 0
 	for i < len(a) && j < len(b) {
-		if d.cmp(a[i], b[j]) <= 0 {
-			dst[k] = a[i]
+		if ea, eb := a[i], b[j]; x[ea] <= x[eb] {
+			dst[k] = ea
 			i++
 		} else {
-			dst[k] = b[j]
+			dst[k] = eb
 			j++
 		}
 		k++

@@ -78,8 +78,8 @@ type Params struct {
 	// record keeps only every Stride-th iteration. 0 means 1. Result's
 	// indices stay sample indices; Suggest counts iterations.
 	Stride int
-	// Scratch, when it holds at least as many values as the series, is
-	// memory Detect may use for its sort instead of allocating it, and
+	// Scratch, when it holds at least twice as many values as the series,
+	// is memory Detect uses for its sort instead of allocating it, and
 	// leaves overwritten; the caller can use it again after Detect returns.
 	Scratch []int64
 }
