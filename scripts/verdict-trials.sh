@@ -153,8 +153,12 @@ run_interleave() { # case trial
 	if [[ -n "${UNTIL_DECIDED:-}" ]]; then
 		rounds=(-until-decided -max-rounds "$r")
 	fi
+	# Every arm gets a -work flag of the same length: a longer command line
+	# moves the process's stack, which alone shifted the median step by
+	# 0.1-0.2% in an A/A trial (B's "-work=100" against A's nothing), a
+	# real difference the verdict then calls.
 	"$DIR/decodegap" interleave "${rounds[@]}" -benchtime "$BENCHTIME" -bench 'Step$' -o "$out.txt" \
-		base="$DIR/trials.test" "cand=$DIR/trials.test -work=$w" >"$out.verdict" 2>"$out.log" || true
+		"base=$DIR/trials.test -work=100" "cand=$DIR/trials.test -work=$w" >"$out.verdict" 2>"$out.log" || true
 	stop_spin
 	outcomes "$out.verdict" | sed "s/^/$c interleave /" >>"$TALLY"
 }
