@@ -25,9 +25,10 @@ const maxChangepoints = 256
 // Cost, for n samples in windows of w and k changepoints found (k <=
 // maxChangepoints = 256):
 //
-//   - prepare: the window medians, O(n log w), and one sort of the samples
-//     by packed key, O(n log n); the autocorrelation factor is one pass
-//     over the windows' rank sums, O(n + (n/w) log(n/w)).
+//   - prepare: one radix sort of the samples by packed key, O(n) (a pass
+//     per byte of the keys), then the window medians in one pass over the
+//     sorted samples, O(n); the autocorrelation factor is one pass over
+//     the windows' rank sums, O(n + (n/w) log(n/w)).
 //   - split: a segment's best split is one pass over its sorted run
 //     (midranks, then rank sums at window boundaries), and a split
 //     partitions that run stably, both O(segment length); the segments of
@@ -36,8 +37,9 @@ const maxChangepoints = 256
 //   - merge: each attempt merges two sorted runs and tests the drift of the
 //     union, O(its length); there are at most 2k+1 attempts.
 //
-// So Detect is O(n log n + n·k): on a series with a few level changes (the
-// usual warm-up) the sort dominates; a series that changes everywhere costs
+// So Detect is O(n log n + n·k) at most, O(n + n·k) when the values span
+// less than 2^40 ns (the radix sort): on a series with a few level changes
+// (the usual warm-up) the sort dominates; a series that changes everywhere costs
 // at most about 256 passes over the samples, and has no steady state. Memory
 // is O(n): 4 bytes of sorted index, 4 of scratch index and 4 of midrank per
 // sample (the two indices in the memory of the sort's 8-byte keys), besides
@@ -63,7 +65,6 @@ type detector struct {
 	tmp   []int32   // scratch, len(x)
 	ranks []float32 // scratch: midranks by position within a segment (exact: half-integers below 2^23)
 	slope []float64 // scratch for drift slopes
-	win   []int64   // scratch for window medians
 }
 
 // sortedIndices returns 0..n-1 ordered by (value, index), and a scratch
@@ -142,17 +143,38 @@ func (d *detector) bound(k int) int {
 // prepare computes the window medians, σ, the sorted samples and f.
 func (d *detector) prepare() {
 	n := len(d.x)
-	d.wmed = make([]float64, d.nw)
-	for k := range d.nw {
-		d.win = append(d.win[:0], d.x[d.bound(k):d.bound(k+1)]...)
-		slices.Sort(d.win)
-		d.wmed[k] = medianSorted(len(d.win), func(i int) int64 { return d.win[i] })
-	}
-	d.sigma = diffSigma(d.wmed)
 	d.srt, d.tmp = d.sortedIndices()
+	d.windowMedians()
+	d.sigma = diffSigma(d.wmed)
 	d.ranks = make([]float32, n)
 	mem.Populate(d.ranks)
 	d.infl = d.inflation()
+}
+
+// windowMedians computes every window's median from d.srt, the samples in
+// order of value, in one pass: a window's median is its middle sample (the
+// mean of its middle two for an even count) when its count of samples
+// seen reaches it. This replaces a sort per window.
+func (d *detector) windowMedians() {
+	d.wmed = make([]float64, d.nw)
+	seen := make([]int32, d.nw)
+	last := d.bound(d.nw - 1) // the last window absorbs the remainder
+	for _, e := range d.srt {
+		k, m := int(e)/d.w, d.w
+		if k >= d.nw-1 {
+			k, m = d.nw-1, len(d.x)-last
+		}
+		seen[k]++
+		c, v := int(seen[k]), float64(d.x[e])
+		switch {
+		case m%2 == 1 && c == m/2+1:
+			d.wmed[k] = v
+		case m%2 == 0 && c == m/2:
+			d.wmed[k] = v
+		case m%2 == 0 && c == m/2+1:
+			d.wmed[k] = (d.wmed[k] + v) / 2
+		}
+	}
 }
 
 func (d *detector) run() Result {

@@ -559,3 +559,25 @@ func BenchmarkDetect100k(b *testing.B) {
 		})
 	}
 }
+
+// TestWindowMediansFromTheSort: the medians read off the sorted samples are
+// those of a sort per window, with ties, odd and even windows, and a last
+// window that absorbs the remainder.
+func TestWindowMediansFromTheSort(t *testing.T) {
+	r := rand.New(rand.NewPCG(16, 3))
+	for _, c := range []struct{ n, w int }{{1000, 32}, {1031, 32}, {999, 7}, {64, 4}} {
+		x := make([]int64, c.n)
+		for i := range x {
+			x[i] = 1000 + r.Int64N(20) // many ties
+		}
+		d := newDetector(x, Params{Window: c.w})
+		d.srt, d.tmp = d.sortedIndices()
+		d.windowMedians()
+		for k := range d.nw {
+			win := slices.Clone(x[d.bound(k):d.bound(k+1)])
+			slices.Sort(win)
+			want := medianSorted(len(win), func(i int) int64 { return win[i] })
+			require.Equal(t, want, d.wmed[k], "n=%d w=%d window %d", c.n, c.w, k)
+		}
+	}
+}
