@@ -33,7 +33,10 @@ type Set struct {
 // a Runner writes them, read back with a benchfmt.Reader) into one Set per
 // benchmark, unit and candidate arm: every arm that is neither base nor
 // null. The order is that of first appearance. Results without both keys
-// are skipped. Only units in units are kept; nil keeps all.
+// are skipped. Only units in units are kept; nil keeps all. When the
+// results hold no arm but base and null, the null arm is the candidate (an
+// A/A check of base against a second process of itself), without a null
+// arm to calibrate it (Samples.Null is nil).
 //
 // It is an error for base or null to be missing from the results, and for a
 // round to hold two results of one arm for one benchmark (a run with
@@ -94,11 +97,12 @@ func Collect(results []*benchfmt.Result, base, null string, units []string) ([]S
 		}
 	}
 	slices.Sort(rounds)
+	aa := len(arms) == 2 // base and null only
 	var sets []Set
 	for _, b := range benches {
 		for _, u := range unitOrder {
 			for _, c := range arms {
-				if c == base || c == null {
+				if c == base || (c == null && !aa) {
 					continue
 				}
 				s := Set{Benchmark: b, Unit: u, Candidate: c}
@@ -115,7 +119,9 @@ func Collect(results []*benchfmt.Result, base, null string, units []string) ([]S
 					s.Samples.Round = append(s.Samples.Round, r)
 					s.Samples.Base = append(s.Samples.Base, get(base))
 					s.Samples.Candidate = append(s.Samples.Candidate, get(c))
-					s.Samples.Null = append(s.Samples.Null, get(null))
+					if !aa {
+						s.Samples.Null = append(s.Samples.Null, get(null))
+					}
 				}
 				if found {
 					sets = append(sets, s)

@@ -90,3 +90,17 @@ func TestCollectErrors(t *testing.T) {
 	_, err = Collect(readAll(t, []byte(bad)), "old", "null", nil)
 	assert.EqualError(t, err, `out.txt:15: round: "two" is not a round number`)
 }
+
+// With only the base and the null arm (decodegap ort with one -arm), the
+// null arm is the candidate: an A/A check with no arm to calibrate it.
+func TestCollectBaseAndNullOnly(t *testing.T) {
+	in := "arm: a\nround: 1\nBenchmarkZ 1 100 ns/op\narm: n\nBenchmarkZ 1 101 ns/op\n" +
+		"round: 2\narm: n\nBenchmarkZ 1 99 ns/op\narm: a\nBenchmarkZ 1 100 ns/op\n"
+	sets, err := Collect(readAll(t, []byte(in)), "a", "n", nil)
+	require.NoError(t, err)
+	require.Len(t, sets, 1)
+	assert.Equal(t, "n", sets[0].Candidate)
+	assert.InDeltaSlice(t, []float64{100e-9, 100e-9}, sets[0].Samples.Base, 1e-18)
+	assert.InDeltaSlice(t, []float64{101e-9, 99e-9}, sets[0].Samples.Candidate, 1e-18)
+	assert.Nil(t, sets[0].Samples.Null)
+}
