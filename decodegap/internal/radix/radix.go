@@ -11,7 +11,8 @@ import (
 )
 
 // minLen is the length below which Sort uses slices.Sort: the passes'
-// fixed cost (a 2 KiB count table per byte) is then not repaid.
+// fixed cost (a 2 KiB count table to clear and sum per byte) is then not
+// repaid.
 const minLen = 256
 
 // Sort sorts xs in increasing order, using buf (at least len(xs) values,
@@ -33,23 +34,24 @@ func Sort(xs, buf []int64) {
 		return
 	}
 	passes := (bits.Len64(uint64(or)) + 7) / 8
-	var counts [8][256]int
-	for _, x := range xs {
-		for p := range passes {
-			counts[p][byte(x>>(8*p))]++
-		}
-	}
+	// One count table, counted afresh at each pass: a table per pass would
+	// put 16 KiB on the goroutine's stack, whose growth on a first call
+	// costs more than the extra reads.
+	var c [256]int
 	src, dst := xs, buf[:n]
 	for p := range passes {
-		c := &counts[p]
-		if c[byte(src[0]>>(8*p))] == n {
+		shift := 8 * p
+		clear(c[:])
+		for _, x := range src {
+			c[byte(x>>shift)]++
+		}
+		if c[byte(src[0]>>shift)] == n {
 			continue // every value has this byte: the pass would keep the order
 		}
 		sum := 0
 		for d := range c {
 			c[d], sum = sum, sum+c[d]
 		}
-		shift := 8 * p
 		for _, x := range src {
 			d := byte(x >> shift)
 			dst[c[d]] = x
