@@ -86,7 +86,8 @@ type mode interface {
 }
 
 // runMode is Run's frame around a mode: host, opens, parity, timer, loop,
-// analysis, trace and report.
+// analysis, trace and report. The counter snapshots of the result it
+// returns are back in the pool by then: a caller reads only its figures.
 func runMode(b *testing.B, s *settings, open Opener, m mode) *result {
 	b.Helper()
 	r := newRunner(s, b.N)
@@ -122,6 +123,9 @@ func runMode(b *testing.B, s *settings, open Opener, m mode) *result {
 	r.phases[phaseSetup] = h.tids()
 	r.cr.threads = len(r.phases[phaseSetup])
 	r.snaps = r.cr.prepare(snapSlots(r.n, r.window))
+	// The slots go back to the kit when the report is done, or when a
+	// failure ends the benchmark.
+	defer r.cr.recycle()
 
 	b.ResetTimer()
 	r.wallStart, r.loopStartNs = wallNow(), gap.Now()
@@ -140,7 +144,6 @@ func runMode(b *testing.B, s *settings, open Opener, m mode) *result {
 		res.tracePaths = paths
 	}
 	publish(b, s, res, last)
-	r.cr.recycle()
 	return res
 }
 
