@@ -174,6 +174,11 @@ func cells(row Row, delta float64) cellSet {
 	switch {
 	case math.IsNaN(v.Ratio) || v.Ratio <= 0:
 		c.change = "—"
+	case v.Outcome == nullband.Equivalent && v.EqLo > 0 && !math.IsInf(v.EqHi, 0):
+		// Equivalence is judged on its own (1−2α) interval, at the
+		// nominal level; the row's Holm-level interval may be wider, or
+		// not yet finite.
+		c.change = fmt.Sprintf("%s [%s, %s] (%s)", signed(v.Ratio-1), signed(v.EqLo-1), signed(v.EqHi-1), pct(1-2*(1-v.EqConfidence)))
 	case v.Lo > 0 && !math.IsInf(v.Hi, 0):
 		c.change = fmt.Sprintf("%s [%s, %s]", signed(v.Ratio-1), signed(v.Lo-1), signed(v.Hi-1))
 	default:

@@ -34,6 +34,10 @@ func testReport() Report {
 		row("Meh-2", nullband.Slower, 1.02, 1.005, 1.035, 0.01),
 		row("Unk-2", nullband.Undecided, 1.04, 0.97, 1.12, 0.06),
 	}
+	// The equivalent row was judged on its 90% interval; its Holm-level
+	// interval (here none yet) is not what decided it.
+	rows[0].Verdict.EqLo, rows[0].Verdict.EqHi, rows[0].Verdict.EqConfidence = 0.99, 1.01, 0.95
+	rows[0].Verdict.Lo, rows[0].Verdict.Hi = 0, math.Inf(1)
 	rows[4].Verdict.RoundsToDecide = 55
 	rows[4].Verdict.Reasons = []nullband.Reason{nullband.Straddles}
 	rows[4].Verdict.Quarantined = 2
@@ -70,7 +74,7 @@ func TestWriteMarkdown(t *testing.T) {
 	assert.Contains(t, md, "main (0123456789ab) → work tree (uncommitted changes)")
 	assert.Contains(t, md, "| 🔴 | p.Slow-2 | sec/op | 1.000µ | 1.100µ | +10% [+7%, +13%] | slower by 10% | ±1% | 12 |")
 	assert.Contains(t, md, "| ❔ | p.Unk-2 | sec/op | 1.000µ | 1.040µ | +4% [−3%, +12%] | undecided | ±6% | 12 (+2 quarantined) |")
-	assert.Contains(t, md, "| ⚪ | p.Eq-2 | sec/op | 1.000µ | 1.001µ | +0.1% [−1%, +1%] | equivalent within ±2% | ±0.8% | 12 |")
+	assert.Contains(t, md, "| ⚪ | p.Eq-2 | sec/op | 1.000µ | 1.001µ | +0.1% [−1%, +1%] (90%) | equivalent within ±2% | ±0.8% | 12 |")
 	assert.Contains(t, md, "False alarms: the chance that any of these 5 rows is called faster or slower while unchanged is at most 5%")
 	assert.Contains(t, md, "What this run could detect: changes beyond ±1% (median over 5 rows), ±6% at worst (Unk-2 sec/op).")
 	assert.Contains(t, md, "the slowest of them would need about 55 rounds (this run allowed up to 30")
