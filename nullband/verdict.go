@@ -303,7 +303,9 @@ type Verdict struct {
 	// would decide if the estimate and the noise held: 0 when decided,
 	// −1 when unknown (too few rounds, null shifted, too many quarantined).
 	RoundsToDecide int
-	// NeedRounds is the fewest used rounds giving a finite interval.
+	// NeedRounds is the fewest used rounds giving a finite interval (in
+	// sequential mode, with TooFewRounds, at least one more than Used: a
+	// look's spent level can need more than the fixed-sample minimum).
 	NeedRounds int
 	// Used and Quarantined count the rounds of Rounds.
 	Used, Quarantined int
@@ -533,6 +535,9 @@ func (lk *look) verdict(s Samples, opt Options, looks int) Verdict {
 		v.Reasons = append(v.Reasons, NullShifted)
 	case lk.outcome == Undecided && lk.kEff < 1:
 		v.Reasons = append(v.Reasons, TooFewRounds)
+		// In sequential mode a look spends less than α, and its
+		// boundary can allow no interval at the fixed-sample minimum.
+		v.NeedRounds = max(v.NeedRounds, len(lk.d)+1)
 	case lk.outcome == Undecided:
 		v.Reasons = append(v.Reasons, Straddles)
 	}

@@ -409,3 +409,19 @@ func TestOneSlowBlockIsExtreme(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, Undecided, old.Outcome, "at 5 the round stays and the interval reaches below 1")
 }
+
+// A sequential look spends less than α, so its boundary can allow no
+// interval at the fixed-sample minimum: the verdict then asks for more
+// rounds than it used, never "6 used of 6 needed".
+func TestSequentialTooFewRoundsAsksForMore(t *testing.T) {
+	s := synth(21, 6, 0.10, 0.01, 1.0)
+	v, err := Judge(s, Options{MaxRounds: 40})
+	require.NoError(t, err)
+	require.True(t, v.Has(TooFewRounds), "%v", v.Reasons)
+	assert.Equal(t, 6, v.Used)
+	assert.Greater(t, v.NeedRounds, v.Used)
+	fixed, err := Judge(s, Options{})
+	require.NoError(t, err)
+	assert.Equal(t, 6, fixed.NeedRounds, "the fixed-sample minimum at 95%")
+	assert.False(t, fixed.Has(TooFewRounds))
+}
