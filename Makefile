@@ -64,9 +64,9 @@ unit:
 # interleaved rounds) and BenchmarkVADCensus (where the CPU goes at 2 ms),
 # writes everything to bench.txt (git ignores it) and prints
 # `go tool benchstat -col /arm` of the main metrics, the verdicts and the
-# census. -count 8 is the fewest rounds that leave the verdict's confidence
-# interval (7 used rounds at 98.3%, Holm's first step over an arm's three
-# metrics) room for a quarantined round;
+# census. -count 10 leaves the verdict's intervals room for quarantined
+# rounds: under weighted Holm an arm's median step is judged at 97.5% (7
+# used rounds give an interval) and its mean and cpu/wall at 98.75% (8);
 # -benchtime=4000x at 0 and 100 µs and 600x at 2 ms make each block last
 # about 0.5-1.5 s, long enough that one burst of a co-tenant's CPU does not
 # decide a block's mean. About three minutes on 2 cores; override

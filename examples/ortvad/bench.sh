@@ -8,8 +8,9 @@
 # (ONNX Runtime and the model in .cache/).
 #
 # Settings (environment):
-#   ORT_ROUNDS  rounds (default 8: the verdict needs 7 used rounds at the
-#               97.5–98.3% of Holm's first step over 2–3 metrics)
+#   ORT_ROUNDS  rounds (default 10: under weighted Holm over 3 metrics
+#               the verdict needs 7–8 used rounds, and a busy host
+#               quarantines some)
 #   ORT_STEPS   steps per block, N of -benchtime=Nx (default 600: about 1.5 s
 #               a block at 2 ms)
 #   ORT_GAP     the idle gap before each step (default 2ms)
@@ -22,7 +23,7 @@ set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo_root=$(cd "$here/../.." && pwd)
-rounds=${ORT_ROUNDS:-8}
+rounds=${ORT_ROUNDS:-10}
 steps=${ORT_STEPS:-600}
 gap=${ORT_GAP:-2ms}
 out=${ORT_OUT:-"$repo_root/bench-ort.txt"}

@@ -18,10 +18,10 @@
 # block (round, arm, elapsed, ETA) on standard error.
 #
 # Settings (environment):
-#   BENCH_COUNT       rounds, -count (default 8: the verdict's confidence
-#                     interval needs at least 7 used rounds at the 98.3% of
-#                     an arm's first Holm step, and a busy host quarantines
-#                     some)
+#   BENCH_COUNT       rounds, -count (default 10: under weighted Holm an
+#                     arm's median step is judged at 97.5% and its mean and
+#                     cpu/wall at 98.75%, whose intervals need 7 and 8 used
+#                     rounds; a busy host quarantines some)
 #   BENCH_STEPS       steps per arm per round at gaps 0s and 100µs, N of
 #                     -benchtime=Nx (default 4000)
 #   BENCH_STEPS_2MS   steps per arm per round at the 2ms gap (default 600)
@@ -41,7 +41,7 @@ set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo_root=$(cd "$here/../.." && pwd)
-count=${BENCH_COUNT:-8}
+count=${BENCH_COUNT:-10}
 steps=${BENCH_STEPS:-4000}
 steps2ms=${BENCH_STEPS_2MS:-600}
 census_steps=${BENCH_CENSUS_STEPS:-1000}
