@@ -19,21 +19,29 @@ func minorFaults(t *testing.T) int64 {
 }
 
 // TestPopulateMapsThePages: after Populate, writing to every page of a
-// new allocation takes (almost) no page fault, and the contents are kept.
+// new allocation takes (almost) no page fault of its own, and the contents
+// are kept. The faults are compared with those of writing to another new
+// allocation without Populate: under the race detector each first write
+// also faults in the detector's shadow memory, in both.
 func TestPopulateMapsThePages(t *testing.T) {
 	runtime.LockOSThread() // the faults counted are this thread's
 	defer runtime.UnlockOSThread()
 	const n = 1 << 20 // 8 MiB of int64, 2048 pages
-	s := make([]int64, n)
-	s[n/2+1] = 42
-	Populate(s)
-	before := minorFaults(t)
-	for i := 0; i < n; i += 512 {
-		s[i]++
+	pages := int64(n / 512)
+	touched, populated := make([]int64, n), make([]int64, n)
+	write := func(s []int64) int64 {
+		before := minorFaults(t)
+		for i := 0; i < n; i += 512 {
+			s[i]++
+		}
+		return minorFaults(t) - before
 	}
-	faults := minorFaults(t) - before
-	assert.Less(t, faults, int64(64), "faults writing %d pages after Populate", n/512)
-	assert.Equal(t, int64(42), s[n/2+1], "contents kept")
+	plain := write(touched)
+	populated[n/2+1] = 42
+	Populate(populated)
+	after := write(populated)
+	assert.GreaterOrEqual(t, plain-after, pages*3/4, "faults writing %d pages: %d without Populate, %d after it", pages, plain, after)
+	assert.Equal(t, int64(42), populated[n/2+1], "contents kept")
 }
 
 // TestPopulateSmallAndEmpty: memory on less than a whole page, and no
