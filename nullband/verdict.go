@@ -194,7 +194,8 @@ type Options struct {
 	// spending α over the looks (Spending). Zero judges all rounds once.
 	MaxRounds int
 	// MinRounds is the first look in sequential mode; zero means the
-	// fewest rounds that give a finite interval (6 at 95%).
+	// fewest rounds that give a finite interval (6 at 95%), or MaxRounds
+	// when that is fewer.
 	MinRounds int
 	// Spending is the α-spending function of sequential mode.
 	Spending Spending
@@ -235,6 +236,11 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MinRounds == 0 {
 		o.MinRounds = minRoundsFor((1 - o.Confidence) / 2)
+		if o.MaxRounds > 0 && o.MinRounds > o.MaxRounds {
+			// Too few rounds for any interval at this level: the one
+			// look, at MaxRounds, says so (TooFewRounds).
+			o.MinRounds = o.MaxRounds
+		}
 	}
 	return o
 }

@@ -425,3 +425,18 @@ func TestSequentialTooFewRoundsAsksForMore(t *testing.T) {
 	assert.Equal(t, 6, fixed.NeedRounds, "the fixed-sample minimum at 95%")
 	assert.False(t, fixed.Has(TooFewRounds))
 }
+
+// A family's strictest level can need more rounds for an interval than the
+// sequential maximum (5 metrics under Holm, -count 6): the default first
+// look is then the last, and the verdict says too few rounds instead of
+// refusing the Options.
+func TestSequentialMaxBelowTheFewestRounds(t *testing.T) {
+	s := synth(22, 6, 0.10, 0.01, 1.0)
+	v, err := Judge(s, Options{Confidence: 1 - 0.05/5, MaxRounds: 6})
+	require.NoError(t, err)
+	assert.Equal(t, Undecided, v.Outcome)
+	assert.True(t, v.Has(TooFewRounds), "%v", v.Reasons)
+	assert.Equal(t, 1, v.Looks)
+	_, err = Judge(s, Options{Confidence: 1 - 0.05/5, MaxRounds: 6, MinRounds: 8})
+	assert.Error(t, err, "a MinRounds set above MaxRounds is still refused")
+}

@@ -82,7 +82,7 @@ func Write(w io.Writer, rows []Row, n Names) error {
 	// (Holm gives each row its own) each interval carries its level.
 	conf, same := level(rows)
 	head, mark := "CI", func(nullband.Verdict) string { return "" }
-	if same {
+	if same && conf > 0 {
 		head = pct0(conf) + " CI"
 	} else {
 		mark = func(v nullband.Verdict) string {

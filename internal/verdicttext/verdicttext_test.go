@@ -193,3 +193,11 @@ func TestFamilyLevels(t *testing.T) {
 	assert.Regexp(t, `^arm +metric +verdict +B/A +95% CI `, alone)
 	assert.NotContains(t, alone, "false alarms")
 }
+
+// Rows that all failed have no level: the column is headed "CI", not
+// "0% CI".
+func TestAllErrorsHeader(t *testing.T) {
+	out := write(t, []Row{{Arm: "new", Metric: "ns/op", Err: errors.New("boom")}})
+	assert.Regexp(t, `^arm +metric +verdict +B/A +CI +δ / MDE`, out)
+	assert.Contains(t, out, "new ns/op: no verdict: boom")
+}
