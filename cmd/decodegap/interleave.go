@@ -295,14 +295,8 @@ func runInterleave(args []string, stdout, stderr io.Writer) int {
 				return false
 			}
 			// The end of a round: stop when every verdict is decided.
-			rows, err := judgeResults(f, names, written)
-			if err != nil || len(rows) == 0 {
+			if !allDecided(f, names, written) {
 				return false
-			}
-			for _, row := range rows {
-				if row.Verdict.Outcome == nullband.Undecided {
-					return false
-				}
 			}
 			decidedAt = r.Round
 			return true
@@ -446,6 +440,22 @@ func judgeResults(f interleaveFlags, arms []string, results []*benchfmt.Result) 
 		}
 	}
 	return rows, nil
+}
+
+// allDecided reports whether results so far give every candidate arm a
+// decided verdict (faster, slower or equivalent) on every unit: the stop
+// of -until-decided. No verdict yet, or an error, is not decided.
+func allDecided(f interleaveFlags, arms []string, results []*benchfmt.Result) bool {
+	rows, err := judgeResults(f, arms, results)
+	if err != nil || len(rows) == 0 {
+		return false
+	}
+	for _, row := range rows {
+		if row.Verdict.Outcome == nullband.Undecided {
+			return false
+		}
+	}
+	return true
 }
 
 // unitWeight is a unit's weight in its family: a median (p50-) unit, the

@@ -19,7 +19,6 @@ import (
 	"github.com/gapbench/gapbench/decodegap/ort"
 	"github.com/gapbench/gapbench/hostmon"
 	"github.com/gapbench/gapbench/interleave"
-	"github.com/gapbench/gapbench/nullband"
 	"golang.org/x/perf/benchfmt"
 )
 
@@ -390,14 +389,8 @@ func runORT(args []string, stdout, stderr io.Writer) int {
 				return false
 			}
 			// The end of a round: stop when every verdict is decided.
-			rows, err := judgeResults(jf, names, written)
-			if err != nil || len(rows) == 0 {
+			if !allDecided(jf, names, written) {
 				return false
-			}
-			for _, row := range rows {
-				if row.Verdict.Outcome == nullband.Undecided {
-					return false
-				}
 			}
 			decidedAt = r.Round
 			return true
