@@ -239,7 +239,7 @@ func runInterleave(args []string, stdout, stderr io.Writer) int {
 		return usageErr("%v", err)
 	}
 
-	file, code := createOutput("interleave", f.out, usageErr, stderr)
+	file, code := createOutput("interleave", f.out, usageErr, 1, stderr)
 	if code != 0 {
 		return code
 	}

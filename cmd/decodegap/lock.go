@@ -132,8 +132,8 @@ func holdHostLock(ctx context.Context, name, path string, out *os.File, failCode
 
 // createOutput creates the command's benchfmt output file at path, which must
 // not exist yet. On failure it returns the exit status: usage's when the
-// file exists, 1 otherwise, having said why on stderr.
-func createOutput(name, path string, usage func(string, ...any) int, stderr io.Writer) (*os.File, int) {
+// file exists, failCode otherwise, having said why on stderr.
+func createOutput(name, path string, usage func(string, ...any) int, failCode int, stderr io.Writer) (*os.File, int) {
 	file, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o644)
 	if err == nil {
 		return file, 0
@@ -142,5 +142,5 @@ func createOutput(name, path string, usage func(string, ...any) int, stderr io.W
 		return nil, usage("-o %s: the file exists; give another name, or remove it", path)
 	}
 	fmt.Fprintf(stderr, "decodegap %s: -o: %v\n", name, err)
-	return nil, 1
+	return nil, failCode
 }

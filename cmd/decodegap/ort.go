@@ -332,7 +332,7 @@ func runORT(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return usageErr("%v", err)
 	}
-	file, code := createOutput("ort", f.out, usageErr, stderr)
+	file, code := createOutput("ort", f.out, usageErr, 1, stderr)
 	if code != 0 {
 		return code
 	}

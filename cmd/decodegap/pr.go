@@ -211,13 +211,13 @@ func runPR(args []string, stdout, stderr io.Writer) int {
 		return fail("no benchmark matching -bench %q in %s at both revisions", f.bench, strings.Join(pkgs, " "))
 	}
 
-	file, err := os.OpenFile(f.out, os.O_WRONLY|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o644)
-	if err != nil {
-		if errors.Is(err, os.ErrExist) {
-			fmt.Fprintf(stderr, "decodegap pr: -o %s: the file exists; give another name, or remove it\n", f.out)
-			return 2
-		}
-		return fail("-o: %v", err)
+	usage := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "decodegap pr: "+format+"\n", a...)
+		return 2
+	}
+	file, code := createOutput("pr", f.out, usage, 3, stderr)
+	if code != 0 {
+		return code
 	}
 	defer file.Close()
 
