@@ -15,6 +15,8 @@ import (
 
 	"golang.org/x/perf/benchfmt"
 	"golang.org/x/sys/unix"
+
+	"github.com/gapbench/gapbench/internal/durfmt"
 )
 
 // The benchfmt file configuration keys the Runner adds to every result.
@@ -249,10 +251,10 @@ func (r *Runner) Run(ctx context.Context) ([]Run, error) {
 				el := now().Sub(start)
 				eta := "unknown"
 				if done > 0 {
-					eta = fmtDur(time.Duration(float64(el) / float64(done) * float64(total-done)))
+					eta = durfmt.Elapsed(time.Duration(float64(el) / float64(done) * float64(total-done)))
 				}
 				fmt.Fprintf(r.Progress, "round %d/%d  arm %s (%d/%d)  elapsed %s  ETA %s\n",
-					round, r.Plan.Rounds, arm.Name, pi+1, len(order), fmtDur(el), eta)
+					round, r.Plan.Rounds, arm.Name, pi+1, len(order), durfmt.Elapsed(el), eta)
 			}
 			run, interrupted := r.runOne(ctx, arm, round, pi+1)
 			if interrupted {
@@ -460,18 +462,6 @@ func setFileConfig(res *benchfmt.Result, key, value string) {
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
-
-// fmtDur rounds d for a person: 850ms, 12.3s, 4m05s.
-func fmtDur(d time.Duration) string {
-	switch {
-	case d < time.Second:
-		return d.Round(time.Millisecond).String()
-	case d < time.Minute:
-		return d.Round(100 * time.Millisecond).String()
-	default:
-		return d.Round(time.Second).String()
-	}
-}
 
 // shellQuote joins args so that a shell would split them back.
 func shellQuote(args []string) string {

@@ -9,6 +9,7 @@ import (
 
 	"golang.org/x/perf/benchunit"
 
+	"github.com/gapbench/gapbench/internal/durfmt"
 	"github.com/gapbench/gapbench/internal/verdicttext"
 	"github.com/gapbench/gapbench/nullband"
 )
@@ -293,9 +294,9 @@ func hostLine(r Report) string {
 	default:
 		fmt.Fprintf(&b, "; %d of %d runs screened contended", h.Contended, h.Runs)
 	}
-	fmt.Fprintf(&b, "; %s of rounds", fmtDur(r.Elapsed))
+	fmt.Fprintf(&b, "; %s of rounds", durfmt.Elapsed(r.Elapsed))
 	if r.Budget > 0 {
-		fmt.Fprintf(&b, " (budget %s)", fmtDur(r.Budget))
+		fmt.Fprintf(&b, " (budget %s)", durfmt.Elapsed(r.Budget))
 	}
 	b.WriteString(".")
 	return b.String()

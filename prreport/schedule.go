@@ -14,6 +14,7 @@ import (
 	"golang.org/x/perf/benchunit"
 
 	"github.com/gapbench/gapbench/interleave"
+	"github.com/gapbench/gapbench/internal/durfmt"
 	"github.com/gapbench/gapbench/nullband"
 )
 
@@ -407,9 +408,9 @@ func (s *Scheduler) round(ctx context.Context, j *Job) error {
 	el := s.now().Sub(s.start)
 	left := ""
 	if s.Budget > 0 {
-		left = ", budget left " + fmtDur(max(0, s.Budget-el))
+		left = ", budget left " + durfmt.Elapsed(max(0, s.Budget-el))
 	}
-	s.progress("%s %s round %d: %s (%s%s)", shortPkg(j.Pkg), j.Name, r, state, fmtDur(el), left)
+	s.progress("%s %s round %d: %s (%s%s)", shortPkg(j.Pkg), j.Name, r, state, durfmt.Elapsed(el), left)
 	return nil
 }
 
@@ -428,18 +429,6 @@ func (s *Scheduler) now() time.Time {
 
 // Elapsed returns the wall time since Run started.
 func (s *Scheduler) Elapsed() time.Duration { return s.now().Sub(s.start) }
-
-// fmtDur rounds d for a person: 850ms, 12.3s, 4m5s.
-func fmtDur(d time.Duration) string {
-	switch {
-	case d < time.Second:
-		return d.Round(time.Millisecond).String()
-	case d < time.Minute:
-		return d.Round(100 * time.Millisecond).String()
-	default:
-		return d.Round(time.Second).String()
-	}
-}
 
 // shortPkg is the last element of an import path.
 func shortPkg(p string) string {
