@@ -70,7 +70,8 @@ func runFixture(t *testing.T, repo, base, head string, budget time.Duration, ben
 // Step03 does 10% more work and Step07 5% less), runs decodegap pr's
 // pipeline on it with real processes, and checks that nothing unchanged
 // is flagged, that the two changes are not called the wrong way, and
-// (DECODEGAP_PR_FIXTURE=1, the full budget) that both are found: a row of
+// (DECODEGAP_PR_FIXTURE=1: 20 benchmarks, a 5-minute budget and the
+// command's -benchtime, 100ms) that both are found: a row of
 // each (sec/op or cpu-sec/op) called the right way. It also
 // runs head against itself: nothing may be flagged.
 func TestFixturePR(t *testing.T) {
@@ -82,7 +83,7 @@ func TestFixturePR(t *testing.T) {
 	// false flag, allowed 5% of the time at the default, rarely fails CI.
 	n, budget, benchtime, alpha := 6, 45*time.Second, "30ms", 0.01
 	if full {
-		n, budget, alpha = 20, 5*time.Minute, 0.05
+		n, budget, benchtime, alpha = 20, 5*time.Minute, "100ms", 0.05
 	}
 	const slower, faster = 3, 7
 	repo := fixtureRepo(t, n, slower, faster)
