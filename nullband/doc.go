@@ -29,7 +29,10 @@
 //  3. Outcome: Faster or Slower when the (1−α) interval excludes 1
 //     (α = 1−Confidence); else Equivalent when the (1−2α) interval lies in
 //     [1/(1+δ), 1+δ] (TOST, two one-sided tests at α); else Undecided.
-//     Faster/Slower inside ±δ carries the caveat WithinDelta.
+//     Faster/Slower inside ±δ carries the caveat WithinDelta. Each
+//     one-sided test screens the rounds (step 1) with B divided by 1+δ or
+//     multiplied by it: under its hypothesis those values are the ones
+//     exchangeable with A's, so its quarantine stays symmetric.
 //  4. Calibration: the same test on n at the stricter α/5. When A'/A is
 //     itself significant the arms did not share the weather: NullShifted.
 //     A decided outcome then stands only if B/A' (same rounds, same index)

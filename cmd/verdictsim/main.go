@@ -209,6 +209,20 @@ func writeDoc(w io.Writer, rep sim.Report, cmdline string, date time.Time, took 
 		}
 	}
 
+	// At the margin.
+	if len(rep.Margins) > 0 {
+		p("\n## At the margin: B/A exactly 1.02 or 1/1.02\n\n")
+		p("\"Equivalent within ±2%%\" is the wrong call here; TOST (two one-sided tests, each at α = 5%%) allows it in at most 5%% of trials. Each one-sided test screens the rounds with B moved to its margin (nullband's eqSide); sequential: Options.MaxRounds = %d.\n\n", cfg.MaxRounds)
+		p("| model | B/A | rounds | equivalent | slower | faster |\n|---|---|---|---|---|---|\n")
+		for _, m := range rep.Margins {
+			r := fmt.Sprint(m.Rounds)
+			if m.Rounds == 0 {
+				r = fmt.Sprintf("sequential (max %d)", cfg.MaxRounds)
+			}
+			p("| %s | %.4f | %s | %s | %s | %s |\n", m.Model, 1+m.Effect, r, pct(m.Counts.Rate(sim.Equivalent)), pct(m.Counts.Rate(sim.Slower)), pct(m.Counts.Rate(sim.Faster)))
+		}
+	}
+
 	// Sequential.
 	if len(rep.Seq) > 0 {
 		p("\n## Sequential mode (Options.MaxRounds = %d)\n\n", cfg.MaxRounds)
@@ -315,6 +329,28 @@ func writeTargets(w io.Writer, rep sim.Report) {
 		}
 		bound = 0.05 + sim.MarginZ(0.05, cfg.Trials, sim.FamilyZ(cells))
 		p("| any of an arm's three metrics called faster or slower while unchanged ≤ 5%% (weighted Holm, as decodegap judges; %d cells; bound %.1f%%) | highest %s (%s) | %s |\n", cells, 100*bound, pct(worst), where, yes(worst <= bound))
+	}
+
+	if len(rep.Margins) > 0 {
+		for _, seq := range []bool{false, true} {
+			worst, where, cells = -1, "", 0
+			for _, m := range rep.Margins {
+				if (m.Rounds == 0) != seq {
+					continue
+				}
+				cells++
+				if r := m.Counts.Rate(sim.Equivalent); r > worst {
+					worst, where = r, fmt.Sprintf("%s, B/A %.4f, %d rounds", m.Model, 1+m.Effect, m.Rounds)
+				}
+			}
+			trials, mode := cfg.Trials, "fixed rounds"
+			if seq {
+				trials, mode = cfg.SeqTrials, fmt.Sprintf("sequential, max %d", cfg.MaxRounds)
+				where = strings.TrimSuffix(where, ", 0 rounds")
+			}
+			bound = 0.05 + sim.MarginZ(0.05, trials, sim.FamilyZ(cells))
+			p("| \"equivalent\" at B/A = 1.02 or 1/1.02 ≤ 5%% under every model, %s (%d cells; bound %.1f%%) | highest %s (%s) | %s |\n", mode, cells, 100*bound, pct(worst), where, yes(worst <= bound))
+		}
 	}
 
 	at := func(model string, e float64, r int, call sim.Call, goal float64, label string) {

@@ -16,6 +16,9 @@ type Config struct {
 	// counts it is compared with (increasing).
 	MaxRounds int
 	Grid      []int
+	// MarginRounds are the fixed round counts of the margin suite (B/A
+	// exactly 1+δ or 1/(1+δ)); it also runs the sequential mode there.
+	MarginRounds []int
 	// Seed is the base seed.
 	Seed uint64
 }
@@ -24,15 +27,16 @@ type Config struct {
 // trials trials per fixed cell and seqTrials per sequential cell.
 func DefaultConfig(methods []Method, trials, seqTrials int) Config {
 	return Config{
-		Models:    Models(),
-		Methods:   methods,
-		Effects:   []float64{0, 0.01, 0.02, 0.05, 0.10},
-		Rounds:    []int{10, 20},
-		Trials:    trials,
-		SeqTrials: seqTrials,
-		MaxRounds: 40,
-		Grid:      []int{6, 8, 10, 12, 14, 16, 20, 24, 28, 32, 40, 48, 56, 64, 80},
-		Seed:      1,
+		Models:       Models(),
+		Methods:      methods,
+		Effects:      []float64{0, 0.01, 0.02, 0.05, 0.10},
+		Rounds:       []int{10, 20},
+		Trials:       trials,
+		SeqTrials:    seqTrials,
+		MaxRounds:    40,
+		Grid:         []int{6, 8, 10, 12, 14, 16, 20, 24, 28, 32, 40, 48, 56, 64, 80},
+		MarginRounds: []int{10, 20, 40},
+		Seed:         1,
 	}
 }
 
@@ -64,12 +68,28 @@ type FamilyRow struct {
 // FamilyEffects are the effects of the family suite.
 var FamilyEffects = []float64{0, 0.02, 0.05}
 
+// MarginRow is one cell of the margin suite: B/A exactly at an edge of
+// the verdict's equivalence margin, where "equivalent" is the wrong call
+// and TOST allows it in at most α of trials. Rounds is 0 for the
+// sequential mode (Config.MaxRounds).
+type MarginRow struct {
+	Model  string
+	Effect float64
+	Rounds int
+	Counts Counts
+}
+
+// MarginEffects are the margin suite's effects: B/A = 1.02 and 1/1.02,
+// the edges of the verdict's default ±2%.
+var MarginEffects = []float64{0.02, 1/1.02 - 1}
+
 // Report holds every cell of a suite.
 type Report struct {
 	Config   Config
 	Fixed    []FixedRow
 	Seq      []SeqRow
 	Families []FamilyRow
+	Margins  []MarginRow
 }
 
 // Run runs the suite. progress, when not nil, is called after each cell
@@ -103,6 +123,24 @@ func Run(cfg Config, progress func(label string)) Report {
 	}
 	if progress != nil {
 		progress("families")
+	}
+	for _, meth := range cfg.Methods {
+		if meth.Name != "verdict" || len(cfg.MarginRounds) == 0 {
+			continue
+		}
+		for _, m := range cfg.Models {
+			for _, e := range MarginEffects {
+				for _, n := range cfg.MarginRounds {
+					c := Case{Model: m, Effect: e, Rounds: n, Trials: cfg.Trials, Seed: cfg.Seed}
+					rep.Margins = append(rep.Margins, MarginRow{m.Name, e, n, Fixed(c, meth)})
+				}
+				c := Case{Model: m, Effect: e, Rounds: cfg.MaxRounds, Trials: cfg.SeqTrials, Seed: cfg.Seed}
+				rep.Margins = append(rep.Margins, MarginRow{m.Name, e, 0, Sequential(c, meth)})
+			}
+		}
+		if progress != nil {
+			progress("margins")
+		}
 	}
 	return rep
 }
