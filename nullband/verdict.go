@@ -461,8 +461,20 @@ func newEqSide(s Samples, m int, opt Options, f float64) eqSide {
 	}
 	rounds, _ := screen(moved, m, opt.Extreme)
 	var e eqSide
-	var d []float64
-	complete, quarantined := 0, 0
+	e.idx, _, _, e.tooMany = kept(rounds, opt.MaxQuarantined)
+	d := make([]float64, len(e.idx))
+	for a, i := range e.idx {
+		d[a] = math.Log(s.Candidate[i] / s.Base[i])
+	}
+	e.w = walsh(d)
+	return e
+}
+
+// kept returns the indices of the rounds the screen kept, the complete
+// rounds (every value finite and positive), those of them quarantined
+// (Contended or Extreme), and whether those are over maxQuarantined of
+// the complete ones.
+func kept(rounds []Round, maxQuarantined float64) (idx []int, complete, quarantined int, tooMany bool) {
 	for i, r := range rounds {
 		if r.Cause != Missing && r.Cause != NonPositive {
 			complete++
@@ -473,12 +485,9 @@ func newEqSide(s Samples, m int, opt Options, f float64) eqSide {
 			}
 			continue
 		}
-		e.idx = append(e.idx, i)
-		d = append(d, math.Log(s.Candidate[i]/s.Base[i]))
+		idx = append(idx, i)
 	}
-	e.tooMany = complete > 0 && float64(quarantined) > opt.MaxQuarantined*float64(complete)
-	e.w = walsh(d)
-	return e
+	return idx, complete, quarantined, complete > 0 && float64(quarantined) > maxQuarantined*float64(complete)
 }
 
 // equivalent reports whether both one-sided tests reject at their
@@ -491,21 +500,11 @@ func equivalent(lo, hi []float64, kLo, kHi int, L float64) bool {
 func newLook(s Samples, m int, opt Options) *look {
 	lk := &look{m: m}
 	lk.rounds, lk.spreadLimit = screen(s, m, opt.Extreme)
-	for i, r := range lk.rounds {
-		if r.Cause != Missing && r.Cause != NonPositive {
-			lk.complete++
-		}
-		if r.Quarantined {
-			if r.Cause == Contended || r.Cause == Extreme {
-				lk.quarantined++
-			}
-			continue
-		}
-		lk.idx = append(lk.idx, i)
-		lk.d = append(lk.d, math.Log(r.Ratio))
-		lk.nl = append(lk.nl, math.Log(r.NullRatio))
+	lk.idx, lk.complete, lk.quarantined, lk.tooMany = kept(lk.rounds, opt.MaxQuarantined)
+	for _, i := range lk.idx {
+		lk.d = append(lk.d, math.Log(lk.rounds[i].Ratio))
+		lk.nl = append(lk.nl, math.Log(lk.rounds[i].NullRatio))
 	}
-	lk.tooMany = lk.complete > 0 && float64(lk.quarantined) > opt.MaxQuarantined*float64(lk.complete)
 	lk.w = walsh(lk.d)
 	L := math.Log1p(opt.Delta)
 	lk.lo, lk.hi = newEqSide(s, m, opt, math.Exp(L)), newEqSide(s, m, opt, math.Exp(-L))
