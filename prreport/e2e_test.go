@@ -97,32 +97,18 @@ func TestFixturePR(t *testing.T) {
 	if len(rep.Rows) != 2*n {
 		t.Fatalf("%d rows, want %d (sec/op and %s for each benchmark)", len(rep.Rows), 2*n, UnitCPU)
 	}
-	// A change is found when one of its benchmark's rows (sec/op or
-	// cpu-sec/op) is called the right way; no row may be called wrong.
-	found := map[string]bool{}
-	for _, r := range rep.Rows {
-		o := r.Verdict.Outcome
-		// Rows name benchmarks with testing's GOMAXPROCS suffix ("Step03-2").
-		name := r.Benchmark
-		if i := strings.LastIndexByte(name, '-'); i > 0 {
-			name = name[:i]
-		}
-		switch name {
-		case fmt.Sprintf("Step%02d", slower):
-			if o == nullband.Faster || o == nullband.Equivalent {
-				t.Errorf("%s %s (10%% more work): %v", r.Benchmark, r.Unit, o)
-			}
-			found[name] = found[name] || o == nullband.Slower
-		case fmt.Sprintf("Step%02d", faster):
-			if o == nullband.Slower || o == nullband.Equivalent {
-				t.Errorf("%s %s (5%% less work): %v", r.Benchmark, r.Unit, o)
-			}
-			found[name] = found[name] || o == nullband.Faster
-		default:
-			if o == nullband.Faster || o == nullband.Slower {
-				t.Errorf("%s (unchanged): false flag %v, ratio %.4f [%.4f, %.4f]", r.Benchmark, o, r.Verdict.Ratio, r.Verdict.Lo, r.Verdict.Hi)
-			}
-		}
+	problems, found := fixtureProblems(rep, slower, faster)
+	if len(problems) > 0 && !full {
+		// The CI version allows a false flag in 1% of runs by design: a
+		// flagged run is measured again, and the test fails only when
+		// the second run is flagged too (a difference that repeats is
+		// real, e.g. of code layout, and worth a look).
+		t.Logf("first run: %s; measuring again", strings.Join(problems, "; "))
+		rep, out = runFixture(t, repo, "HEAD~1", "HEAD", budget, benchtime, alpha)
+		problems, found = fixtureProblems(rep, slower, faster)
+	}
+	for _, p := range problems {
+		t.Error(p)
 	}
 
 	if full {
@@ -150,11 +136,58 @@ func TestFixturePR(t *testing.T) {
 
 	// Head against itself: nothing flagged.
 	self, _ := runFixture(t, repo, "HEAD", "HEAD", budget/2, benchtime, alpha)
-	for _, r := range self.Rows {
-		if o := r.Verdict.Outcome; o == nullband.Faster || o == nullband.Slower {
-			t.Errorf("base = head: %s flagged %v, ratio %.4f [%.4f, %.4f]", r.Benchmark, o, r.Verdict.Ratio, r.Verdict.Lo, r.Verdict.Hi)
-		}
+	flagged := selfFlags(self)
+	if len(flagged) > 0 && !full {
+		t.Logf("base = head, first run: %s; measuring again", strings.Join(flagged, "; "))
+		self, _ = runFixture(t, repo, "HEAD", "HEAD", budget/2, benchtime, alpha)
+		flagged = selfFlags(self)
+	}
+	for _, f := range flagged {
+		t.Error(f)
 	}
 	c := Count(self.Rows)
 	t.Logf("base = head: %+v", c)
+}
+
+// fixtureProblems checks a fixture report: a change is found when one of
+// its benchmark's rows (sec/op or cpu-sec/op) is called the right way; no
+// row may be called the wrong way, and no unchanged row faster or slower.
+func fixtureProblems(rep Report, slower, faster int) (problems []string, found map[string]bool) {
+	found = map[string]bool{}
+	for _, r := range rep.Rows {
+		o := r.Verdict.Outcome
+		// Rows name benchmarks with testing's GOMAXPROCS suffix ("Step03-2").
+		name := r.Benchmark
+		if i := strings.LastIndexByte(name, '-'); i > 0 {
+			name = name[:i]
+		}
+		switch name {
+		case fmt.Sprintf("Step%02d", slower):
+			if o == nullband.Faster || o == nullband.Equivalent {
+				problems = append(problems, fmt.Sprintf("%s %s (10%% more work): %v", r.Benchmark, r.Unit, o))
+			}
+			found[name] = found[name] || o == nullband.Slower
+		case fmt.Sprintf("Step%02d", faster):
+			if o == nullband.Slower || o == nullband.Equivalent {
+				problems = append(problems, fmt.Sprintf("%s %s (5%% less work): %v", r.Benchmark, r.Unit, o))
+			}
+			found[name] = found[name] || o == nullband.Faster
+		default:
+			if o == nullband.Faster || o == nullband.Slower {
+				problems = append(problems, fmt.Sprintf("%s (unchanged): false flag %v, ratio %.4f [%.4f, %.4f]", r.Benchmark, o, r.Verdict.Ratio, r.Verdict.Lo, r.Verdict.Hi))
+			}
+		}
+	}
+	return problems, found
+}
+
+// selfFlags lists the rows of a base = head report called faster or slower.
+func selfFlags(rep Report) []string {
+	var flagged []string
+	for _, r := range rep.Rows {
+		if o := r.Verdict.Outcome; o == nullband.Faster || o == nullband.Slower {
+			flagged = append(flagged, fmt.Sprintf("base = head: %s flagged %v, ratio %.4f [%.4f, %.4f]", r.Benchmark, o, r.Verdict.Ratio, r.Verdict.Lo, r.Verdict.Hi))
+		}
+	}
+	return flagged
 }
