@@ -213,13 +213,13 @@ func writeDoc(w io.Writer, rep sim.Report, cmdline string, date time.Time, took 
 	if len(rep.Margins) > 0 {
 		p("\n## At the margin: B/A exactly 1.02 or 1/1.02\n\n")
 		p("\"Equivalent within ±2%%\" is the wrong call here; TOST (two one-sided tests, each at α = 5%%) allows it in at most 5%% of trials. Each one-sided test screens the rounds with B moved to its margin (nullband's eqSide); sequential: Options.MaxRounds = %d.\n\n", cfg.MaxRounds)
-		p("| model | B/A | rounds | equivalent | slower | faster |\n|---|---|---|---|---|---|\n")
+		p("| model | B/A | rounds | method | equivalent | slower | faster |\n|---|---|---|---|---|---|---|\n")
 		for _, m := range rep.Margins {
 			r := fmt.Sprint(m.Rounds)
 			if m.Rounds == 0 {
 				r = fmt.Sprintf("sequential (max %d)", cfg.MaxRounds)
 			}
-			p("| %s | %.4f | %s | %s | %s | %s |\n", m.Model, 1+m.Effect, r, pct(m.Counts.Rate(sim.Equivalent)), pct(m.Counts.Rate(sim.Slower)), pct(m.Counts.Rate(sim.Faster)))
+			p("| %s | %.4f | %s | %s | %s | %s | %s |\n", m.Model, 1+m.Effect, r, m.Method, pct(m.Counts.Rate(sim.Equivalent)), pct(m.Counts.Rate(sim.Slower)), pct(m.Counts.Rate(sim.Faster)))
 		}
 	}
 
@@ -335,7 +335,7 @@ func writeTargets(w io.Writer, rep sim.Report) {
 		for _, seq := range []bool{false, true} {
 			worst, where, cells = -1, "", 0
 			for _, m := range rep.Margins {
-				if (m.Rounds == 0) != seq {
+				if m.Method != v || (m.Rounds == 0) != seq {
 					continue
 				}
 				cells++

@@ -76,6 +76,7 @@ type MarginRow struct {
 	Model  string
 	Effect float64
 	Rounds int
+	Method string
 	Counts Counts
 }
 
@@ -124,18 +125,21 @@ func Run(cfg Config, progress func(label string)) Report {
 	if progress != nil {
 		progress("families")
 	}
+	// The margin suite judges the methods with a ±δ answer in both
+	// modes: those with a sequential mode (the band rule's "inside" has
+	// no margin, the U-test no equivalence).
 	for _, meth := range cfg.Methods {
-		if meth.Name != "verdict" || len(cfg.MarginRounds) == 0 {
+		if meth.Sequential == nil || len(cfg.MarginRounds) == 0 {
 			continue
 		}
 		for _, m := range cfg.Models {
 			for _, e := range MarginEffects {
 				for _, n := range cfg.MarginRounds {
 					c := Case{Model: m, Effect: e, Rounds: n, Trials: cfg.Trials, Seed: cfg.Seed}
-					rep.Margins = append(rep.Margins, MarginRow{m.Name, e, n, Fixed(c, meth)})
+					rep.Margins = append(rep.Margins, MarginRow{m.Name, e, n, meth.Name, Fixed(c, meth)})
 				}
 				c := Case{Model: m, Effect: e, Rounds: cfg.MaxRounds, Trials: cfg.SeqTrials, Seed: cfg.Seed}
-				rep.Margins = append(rep.Margins, MarginRow{m.Name, e, 0, Sequential(c, meth)})
+				rep.Margins = append(rep.Margins, MarginRow{m.Name, e, 0, meth.Name, Sequential(c, meth)})
 			}
 		}
 		if progress != nil {
