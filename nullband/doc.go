@@ -7,59 +7,85 @@
 //
 // # Method (Judge)
 //
-// Per round i: dᵢ = ln(Bᵢ/Aᵢ) and nᵢ = ln(A'ᵢ/Aᵢ). With the arms' order drawn
-// at random in each round, A and B are exchangeable under "no difference",
-// so dᵢ is symmetric about 0 whatever weather, drift or burst the round's
-// arms shared; nothing else is assumed (no normality, no equal variances).
-// A' stays out of d: ln B − ½(ln A + ln A') is skewed when block times are,
-// and its signed-rank test then drifts to "faster" as rounds grow.
+// With the arms' order drawn at random in each round, B, A and A' are
+// exchangeable within a round under "no difference": given a round's three
+// values, B's is equally likely to be any of them, whatever weather, drift,
+// burst or skew the round's arms shared. The test uses that and nothing
+// else (no normality, no symmetry, no equal variances), and it uses A' as
+// data: B is judged against both instances of A.
 //
 //  1. Quarantine, symmetric in the arms: a round with a missing or
 //     non-positive value, a round Samples.Contended marks whose spread
 //     max−min of the arms' logs exceeds ContendedFactor (2) times the
 //     unmarked rounds' median spread, and any round whose spread exceeds
-//     Options.Extreme (3) times the median spread of the complete rounds. Swapping arms within a round
-//     changes no decision, so the kept dᵢ stay symmetric. Over
-//     MaxQuarantined (50%) of complete rounds: TooManyQuarantined.
-//  2. Effect: the Wilcoxon signed-rank test on d. Estimate: Hodges–Lehmann
-//     (median of the Walsh averages); interval: order statistics k and
-//     N+1−k of the N Walsh averages, k from the exact null distribution of
-//     the signed-rank statistic (n ≤ 100; normal approximation above). It
-//     narrows like 1/√rounds. Ratio = exp(estimate).
-//  3. Outcome: Faster or Slower when the (1−α) interval excludes 1
-//     (α = 1−Confidence); else Equivalent when the (1−2α) interval lies in
-//     [1/(1+δ), 1+δ] (TOST, two one-sided tests at α); else Undecided.
+//     Options.Extreme (3) times the median spread of the complete rounds.
+//     Swapping arms within a round changes no decision, so exchangeability
+//     holds in the kept rounds. Over MaxQuarantined (50%) of complete
+//     rounds: TooManyQuarantined.
+//  2. Effect: the aligned-rank test of a randomized block design with three
+//     treatments (Hodges & Lehmann 1962; Hollander, Wolfe & Chicken §7.3).
+//     Per kept round the logs of B, A and A' are centred on the round's
+//     mean (which cancels the round's weather), all 3n centred values are
+//     ranked together, and T is the sum of B's ranks. Given the rounds'
+//     rank triples, T's null distribution is that of a sum of n
+//     independent uniform choices of one rank per triple: exact by
+//     convolution (n ≤ 100; normal above, with its exact mean and
+//     variance). The test of a shift θ divides B by e^θ first; the
+//     interval is every θ no one-sided test rejects (its ends are among
+//     the 2n² differences of centred B and A values), the estimate is
+//     their median, Ratio = exp(estimate). It narrows like 1/√rounds and
+//     needs 4 rounds for a 95% interval (3⁻⁴ ≤ 2.5%).
+//  3. Outcome: Faster or Slower when the two-sided test of θ = 0 rejects at
+//     α = 1−Confidence (the (1−α) interval excludes 1); else Equivalent when
+//     the one-sided tests of θ = −ln(1+δ) and θ = +ln(1+δ) both reject at α
+//     (TOST; the (1−2α) interval lies in [1/(1+δ), 1+δ]); else Undecided.
 //     Faster/Slower inside ±δ carries the caveat WithinDelta. Each
 //     one-sided test screens the rounds (step 1) with B divided by 1+δ or
 //     multiplied by it: under its hypothesis those values are the ones
 //     exchangeable with A's, so its quarantine stays symmetric.
-//  4. Calibration: the same test on n at the stricter α/5. When A'/A is
-//     itself significant the arms did not share the weather: NullShifted.
-//     A decided outcome then stands only if B/A' (same rounds, same index)
+//  4. Calibration: the Wilcoxon signed-rank test of ln(A'/A) at the
+//     stricter α/5. When A'/A is itself significant the arms did not share
+//     the weather: NullShifted. A decided outcome then stands only if the
+//     paired signed-rank interval of B/A' (same rounds, same level)
 //     decides it too, i.e. B differs from both instances of A; otherwise
-//     it is withheld. This only removes calls, so error rates hold. In
-//     nullband/sim it removes every false call that withholding all would,
-//     and keeps the power of a mere caveat.
+//     it is withheld. This only removes calls, so error rates hold.
 //  5. MDE: the |B/A−1| detected with about 80% power, (t₁₋α/₂ + t₀.₈)·σ/√n
 //     (Student's t, n−1 degrees of freedom), σ the per-round scale implied
 //     by the interval; MDEAt rescales it to other round counts.
 //     RoundsToDecide: the rounds at which the interval would exclude 1 or
 //     fit inside ±δ if σ and the estimate held.
 //
+// Without a null arm (Samples.Null nil) the test is the Wilcoxon
+// signed-rank test of dᵢ = ln(Bᵢ/Aᵢ), symmetric about 0 under "no
+// difference" (A and B exchangeable), with the Hodges–Lehmann estimate and
+// the Walsh-average interval (Hollander, Wolfe & Chicken §3.1–3.2); it
+// needs 6 rounds for a 95% interval. A simpler use of A', ln B −
+// ½(ln A + ln A'), is skewed when block times are, and its signed-rank
+// test drifts to "faster" as rounds grow; the aligned ranks do not.
+//
+// In nullband/sim's suite (docs/verdict-accuracy.md) the three-arm test
+// has at least the power of benchstat's U-test at every effect of 2% and
+// more under the host-like models, where the paired test fell short by
+// 2–4 points in three cells (docs/aligned3-spike.md).
+//
 // # Sequential mode (Options.MaxRounds > 0)
 //
 // Judge looks after every round (or every Options.Every rounds) from
 // MinRounds and stops at the first decided look. Each test spends its error
 // rate over the information fraction t = rounds/MaxRounds (Lan–DeMets;
-// Spending: Pocock- or O'Brien–Fleming-type): the two-sided effect test α,
-// each one-sided equivalence test α. The boundary of each look is the
-// order-statistic index whose crossing probability, under sign flips of
-// the observed magnitudes (Monte Carlo, Options.Replicates, fixed Seed:
-// deterministic), reaches the spent level given no earlier crossing; later
-// rounds never change an earlier look. Sign-flip boundaries are exact conditional on the
-// magnitudes, so no union bound or normal approximation is needed. Pocock
-// is the default: it stops clear effects early; O'Brien–Fleming keeps more
-// power for the last look when the noise is close to the effect.
+// Spending: Pocock- or O'Brien–Fleming-type): each tail of the effect test
+// α/2, each one-sided equivalence test α. The boundary of each look is the
+// critical value whose crossing probability under the permutation null
+// (Monte Carlo, Options.Replicates, fixed Seed: deterministic) reaches the
+// spent level given no earlier crossing; later rounds never change an
+// earlier look. Each replicate draws, once per round, which of the round's
+// three values plays B (without a null arm: the sign of dᵢ), so the joint
+// law of the looks' statistics is the exact conditional one: no union bound
+// or normal approximation is needed. The interval reported at the stopping
+// look is the repeated confidence interval at that look's nominal levels
+// (the exact null probability of each boundary). Pocock is the default: it
+// stops clear effects early; O'Brien–Fleming keeps more power for the last
+// look when the noise is close to the effect.
 //
 // # Families (JudgeFamily, JudgeWeighted)
 //
@@ -74,7 +100,9 @@
 // benchmath.AssumeNothing summary and its U-test of A against B).
 //
 // References: Hollander, Wolfe & Chicken, Nonparametric Statistical Methods
-// (3rd ed.), §3.1–3.2; Schuirmann (1987), TOST; Lan & DeMets (1983),
+// (3rd ed.), §3.1–3.2 and §7.3; Hodges & Lehmann (1962), Ann. Math.
+// Statist. 33:482, "Rank methods for combination of independent
+// experiments in analysis of variance"; Schuirmann (1987), TOST; Lan & DeMets (1983),
 // Biometrika 70:659; Jennison & Turnbull, Group Sequential Methods (2000);
 // Holm (1979), Scand. J. Statist. 6:65.
 package nullband

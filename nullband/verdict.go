@@ -194,7 +194,8 @@ type Options struct {
 	// spending α over the looks (Spending). Zero judges all rounds once.
 	MaxRounds int
 	// MinRounds is the first look in sequential mode; zero means the
-	// fewest rounds that give a finite interval (6 at 95%), or MaxRounds
+	// fewest rounds that give a finite interval (at 95%: 4 with a null
+	// arm, 6 without), or MaxRounds
 	// when that is fewer.
 	MinRounds int
 	// Spending is the α-spending function of sequential mode.
@@ -205,14 +206,16 @@ type Options struct {
 	// Extreme is the factor over the median spread beyond which a round is
 	// quarantined as Extreme. Zero means 3; +Inf never quarantines.
 	Extreme float64
-	// Replicates is the number of Monte Carlo sign-flip replicates behind
-	// the sequential boundaries. Zero means 4000.
+	// Replicates is the number of Monte Carlo permutation replicates
+	// behind the sequential boundaries. Zero means 4000.
 	Replicates int
 	// Seed seeds those replicates (deterministic for a given Seed).
 	Seed uint64
 }
 
-func (o Options) withDefaults() Options {
+// withDefaults fills in the zero fields; threeArm says the samples have a
+// null arm (the aligned-rank test, whose fewest rounds differ).
+func (o Options) withDefaults(threeArm bool) Options {
 	if o.Confidence == 0 {
 		o.Confidence = 0.95
 	}
@@ -236,6 +239,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MinRounds == 0 {
 		o.MinRounds = minRoundsFor((1 - o.Confidence) / 2)
+		if threeArm {
+			o.MinRounds = alignedMinRounds((1 - o.Confidence) / 2)
+		}
 		if o.MaxRounds > 0 && o.MinRounds > o.MaxRounds {
 			// Too few rounds for any interval at this level: the one
 			// look, at MaxRounds, says so (TooFewRounds).
@@ -273,7 +279,9 @@ type Verdict struct {
 	// Outcome is what was decided; Reasons why not, or caveats.
 	Outcome Outcome
 	Reasons []Reason
-	// Ratio is exp of the Hodges–Lehmann estimate of ln(B/A); Lo and Hi
+	// Ratio is B/A estimated by the effect test (the aligned-rank estimate
+	// against A and A', or Hodges–Lehmann of ln(B/A) without a null arm;
+	// see the package documentation); Lo and Hi
 	// bound its Confidence interval (0 and +Inf when there is none; in
 	// sequential mode the repeated interval of the reported look).
 	Ratio, Lo, Hi float64
@@ -291,11 +299,12 @@ type Verdict struct {
 	// error rate of its difference calls; 0 for a verdict judged alone.
 	FamilySize  int
 	FamilyAlpha float64
-	// P is the two-sided signed-rank p-value of ln(B/A) (not adjusted for
-	// sequential looks).
+	// P is the effect test's two-sided p-value at B/A = 1 (not adjusted
+	// for sequential looks).
 	P float64
-	// NullRatio, NullLo, NullHi and NullP are the same for A'/A, at
-	// NullConfidence = 1 − α/5; NaN without a null arm.
+	// NullRatio, NullLo, NullHi and NullP are A'/A's Hodges–Lehmann
+	// estimate, signed-rank interval at NullConfidence = 1 − α/5 and
+	// p-value; NaN without a null arm.
 	NullRatio, NullLo, NullHi, NullP float64
 	NullConfidence                   float64
 	// VsNullLo and VsNullHi bound B/A' at the interval's level, over the
@@ -351,7 +360,7 @@ func (v Verdict) Has(r Reason) bool {
 // documentation for the method. It returns an error only for malformed
 // input or Options.
 func Judge(s Samples, opt Options) (Verdict, error) {
-	opt = opt.withDefaults()
+	opt = opt.withDefaults(s.Null != nil)
 	if err := opt.validate(); err != nil {
 		return Verdict{}, err
 	}
@@ -363,10 +372,15 @@ func Judge(s Samples, opt Options) (Verdict, error) {
 	L := math.Log1p(opt.Delta)
 	if opt.MaxRounds == 0 {
 		lk := newLook(s, n, opt)
-		m := len(lk.d)
-		lk.kEff = critK(m, alpha/2)
-		lk.kLo, lk.kHi = critK(len(lk.lo.idx), alphaEq), critK(len(lk.hi.idx), alphaEq)
-		lk.decide(L)
+		if lk.st != nil {
+			lk.fixedAligned(alpha, alphaEq, L)
+		} else {
+			lk.kUp = critK(len(lk.d), alpha/2)
+			lk.kDown = lk.kUp
+			lk.kLo, lk.kHi = critK(len(lk.lo.idx), alphaEq), critK(len(lk.hi.idx), alphaEq)
+			lk.signedTests(L)
+		}
+		lk.decide()
 		return lk.verdict(s, opt, 0), nil
 	}
 
@@ -378,24 +392,21 @@ func Judge(s Samples, opt Options) (Verdict, error) {
 		v.Reasons = append(v.Reasons, Continuing)
 		return v, nil
 	}
-	// d holds ln(B/A) by round; a round's value does not depend on the
-	// look, only whether it is used does.
-	d := make([]float64, last)
-	for i := range last {
-		d[i] = math.Log(s.Candidate[i] / s.Base[i])
+	var seq interface {
+		look(lk *look, spentEff, spentEq float64)
 	}
-	sg := newSigns(opt.Replicates, last, opt.Seed)
-	eff := newBoundary(d, 0, twoSided, sg)
-	lo := newBoundary(d, -L, upperTail, sg)
-	hi := newBoundary(d, L, lowerTail, sg)
+	if s.Null != nil {
+		seq = newAlignedSeq(last, L, opt)
+	} else {
+		seq = newSignedSeq(s, last, L, opt)
+	}
 	looks := 0
 	for m := opt.MinRounds; ; m = min(m+opt.Every, opt.MaxRounds) {
 		lk := newLook(s, m, opt)
 		looks++
 		t := float64(m) / float64(opt.MaxRounds)
-		spentEff, spentEq := opt.Spending.spent(alpha, t, 2), opt.Spending.spent(alphaEq, t, 1)
-		lk.kEff, lk.kLo, lk.kHi = eff.next(lk.idx, spentEff), lo.next(lk.lo.idx, spentEq), hi.next(lk.hi.idx, spentEq)
-		lk.decide(L)
+		seq.look(lk, opt.Spending.spent(alpha, t, 2), opt.Spending.spent(alphaEq, t, 1))
+		lk.decide()
 		if lk.outcome != Undecided || m == last || min(m+opt.Every, opt.MaxRounds) > last {
 			v := lk.verdict(s, opt, looks)
 			if v.Outcome == Undecided && m < opt.MaxRounds && !v.Has(NullShifted) && !v.Has(TooManyQuarantined) {
@@ -404,6 +415,52 @@ func Judge(s Samples, opt Options) (Verdict, error) {
 			return v, nil
 		}
 	}
+}
+
+// signedSeq is the sequential signed-rank test of ln(B/A), for samples
+// without a null arm: sign-flip boundaries (see boundary).
+type signedSeq struct{ eff, lo, hi *boundary }
+
+func newSignedSeq(s Samples, last int, L float64, opt Options) *signedSeq {
+	// d holds ln(B/A) by round; a round's value does not depend on the
+	// look, only whether it is used does.
+	d := make([]float64, last)
+	for i := range last {
+		d[i] = math.Log(s.Candidate[i] / s.Base[i])
+	}
+	sg := newSigns(opt.Replicates, last, opt.Seed)
+	return &signedSeq{eff: newBoundary(d, 0, twoSided, sg), lo: newBoundary(d, -L, upperTail, sg), hi: newBoundary(d, L, lowerTail, sg)}
+}
+
+func (q *signedSeq) look(lk *look, spentEff, spentEq float64) {
+	lk.kUp = q.eff.next(lk.idx, spentEff)
+	lk.kDown = lk.kUp
+	lk.kLo, lk.kHi = q.lo.next(lk.lo.idx, spentEq), q.hi.next(lk.hi.idx, spentEq)
+	lk.signedTests(lk.L)
+}
+
+// alignedSeq is the sequential aligned-rank test: label-permutation
+// boundaries (see rankBoundary), each tail of the effect test spending
+// half its α, each equivalence test its own.
+type alignedSeq struct{ up, down, lo, hi *rankBoundary }
+
+func newAlignedSeq(last int, L float64, opt Options) *alignedSeq {
+	lab := newLabels(opt.Replicates, last, opt.Seed)
+	return &alignedSeq{up: newRankBoundary(lab, true), down: newRankBoundary(lab, false),
+		lo: newRankBoundary(lab, true), hi: newRankBoundary(lab, false)}
+}
+
+func (q *alignedSeq) look(lk *look, spentEff, spentEq float64) {
+	lk.seq = true
+	t := lk.st.rank(0)
+	lk.cUp, lk.cDown = q.up.next(lk.st, spentEff/2), q.down.next(lk.st, spentEff/2)
+	lk.slower, lk.faster = t >= lk.cUp, t <= lk.cDown
+	t = lk.stLo.rank(-lk.L)
+	lk.cLo = q.lo.next(lk.stLo, spentEq)
+	lk.eqLo = t >= lk.cLo
+	t = lk.stHi.rank(lk.L)
+	lk.cHi = q.hi.next(lk.stHi, spentEq)
+	lk.eqHi = t <= lk.cHi
 }
 
 func (s Samples) check() error {
@@ -422,6 +479,7 @@ func (s Samples) check() error {
 // look is the state of the test after the first m rounds.
 type look struct {
 	m           int
+	L           float64 // ln(1+δ)
 	rounds      []Round
 	spreadLimit float64
 	idx         []int     // indices of used rounds
@@ -430,12 +488,92 @@ type look struct {
 	// quarantined those of them quarantined (Contended or Extreme).
 	complete, quarantined int
 	tooMany               bool
-	kEff, kLo, kHi        int
-	w                     []float64 // sorted Walsh averages of d
 	// lo and hi are the rounds of the equivalence tests: each screens
 	// the rounds with B moved to its margin (see eqSide).
-	lo, hi  eqSide
-	outcome Outcome
+	lo, hi eqSide
+
+	// Without a null arm, the signed-rank test of d: critical indices of
+	// the Walsh averages w for the interval's lower end (kUp: the upper
+	// tail's test) and upper end (kDown), and for the equivalence tests.
+	w                    []float64 // sorted Walsh averages of d
+	kUp, kDown, kLo, kHi int
+	// With a null arm, the aligned-rank test over the used rounds (st)
+	// and each equivalence test's rounds (stLo, stHi). The per-tail
+	// levels: levUp, levDown of the effect test, levLo, levHi of the
+	// equivalence tests; in sequential mode (seq) they follow from the
+	// critical values c… at the reported look (levels).
+	st, stLo, stHi               *aligned
+	levUp, levDown, levLo, levHi float64
+	seq                          bool
+	effDone                      bool // effLo, effHi hold effBounds
+	effLo, effHi                 float64
+	cUp, cDown, cLo, cHi         int
+	// The tests' decisions: B/A above 1, below 1, above 1/(1+δ), below
+	// 1+δ.
+	slower, faster, eqLo, eqHi bool
+	outcome                    Outcome
+}
+
+// signedTests sets the decisions of the signed-rank test from its indices.
+func (lk *look) signedTests(L float64) {
+	lo, hi := lk.effBounds()
+	lk.slower, lk.faster = lo > 0, hi < 0
+	lk.eqLo = lk.kLo >= 1 && lk.kLo <= len(lk.lo.w) && lk.lo.w[lk.kLo-1] > -L
+	lk.eqHi = lk.kHi >= 1 && lk.kHi <= len(lk.hi.w) && lk.hi.w[len(lk.hi.w)-lk.kHi] < L
+}
+
+// fixedAligned runs the aligned-rank tests of a fixed sample.
+func (lk *look) fixedAligned(alpha, alphaEq, L float64) {
+	lk.levUp, lk.levDown, lk.levLo, lk.levHi = alpha/2, alpha/2, alphaEq, alphaEq
+	up, down := lk.st.tails(0)
+	lk.slower, lk.faster = up <= lk.levUp, down <= lk.levDown
+	if !lk.slower && !lk.faster {
+		upL, _ := lk.stLo.tails(-L)
+		_, downL := lk.stHi.tails(L)
+		lk.eqLo, lk.eqHi = upL <= lk.levLo, downL <= lk.levHi
+	}
+}
+
+// levels sets the per-tail levels of a sequential aligned-rank look from
+// its critical values: the null probability, at the look, of reaching each.
+func (lk *look) levels() {
+	if !lk.seq {
+		return
+	}
+	lev := func(st *aligned, theta float64, c int, upper bool) float64 {
+		e := c // the critical value as an upper tail's
+		if !upper {
+			e = -c
+		}
+		switch e {
+		case noCross:
+			return 0
+		case -noCross:
+			return 1
+		}
+		st.rank(theta)
+		u, l := st.tailsAt(c)
+		if upper {
+			return u
+		}
+		return l
+	}
+	lk.levUp, lk.levDown = lev(lk.st, 0, lk.cUp, true), lev(lk.st, 0, lk.cDown, false)
+	lk.levLo, lk.levHi = lev(lk.stLo, -lk.L, lk.cLo, true), lev(lk.stHi, lk.L, lk.cHi, false)
+}
+
+// effBounds returns the effect test's interval of ln(B/A).
+func (lk *look) effBounds() (lo, hi float64) {
+	if lk.st != nil {
+		if !lk.effDone {
+			lk.effLo, lk.effHi = lk.st.interval(lk.levUp, lk.levDown)
+			lk.effDone = true
+		}
+		return lk.effLo, lk.effHi
+	}
+	lo, _ = bounds(lk.w, lk.kUp)
+	_, hi = bounds(lk.w, lk.kDown)
+	return lo, hi
 }
 
 // eqSide is one equivalence test's rounds. The test of "B/A is 1+δ"
@@ -448,7 +586,7 @@ type look struct {
 // test may.
 type eqSide struct {
 	idx     []int     // indices of the rounds this test uses
-	w       []float64 // sorted Walsh averages of their ln(B/A)
+	w       []float64 // sorted Walsh averages of their ln(B/A) (signed-rank test)
 	tooMany bool      // its screen quarantined over MaxQuarantined
 }
 
@@ -462,11 +600,6 @@ func newEqSide(s Samples, m int, opt Options, f float64) eqSide {
 	rounds, _ := screen(moved, m, opt.Extreme)
 	var e eqSide
 	e.idx, _, _, e.tooMany = kept(rounds, opt.MaxQuarantined)
-	d := make([]float64, len(e.idx))
-	for a, i := range e.idx {
-		d[a] = math.Log(s.Candidate[i] / s.Base[i])
-	}
-	e.w = walsh(d)
 	return e
 }
 
@@ -505,25 +638,36 @@ func newLook(s Samples, m int, opt Options) *look {
 		lk.d = append(lk.d, math.Log(lk.rounds[i].Ratio))
 		lk.nl = append(lk.nl, math.Log(lk.rounds[i].NullRatio))
 	}
-	lk.w = walsh(lk.d)
-	L := math.Log1p(opt.Delta)
-	lk.lo, lk.hi = newEqSide(s, m, opt, math.Exp(L)), newEqSide(s, m, opt, math.Exp(-L))
+	lk.L = math.Log1p(opt.Delta)
+	lk.lo, lk.hi = newEqSide(s, m, opt, math.Exp(lk.L)), newEqSide(s, m, opt, math.Exp(-lk.L))
+	if s.Null != nil {
+		lk.st, lk.stLo, lk.stHi = newAligned(s, lk.idx), newAligned(s, lk.lo.idx), newAligned(s, lk.hi.idx)
+	} else {
+		lk.w = walsh(lk.d)
+		lk.lo.w, lk.hi.w = walshOf(s, lk.lo.idx), walshOf(s, lk.hi.idx)
+	}
 	return lk
 }
 
-// decide sets the outcome from the look's critical indices; L = ln(1+δ).
-func (lk *look) decide(L float64) {
-	lk.outcome = Undecided
-	if lk.tooMany {
-		return
+// walshOf returns the sorted Walsh averages of ln(B/A) over rounds idx.
+func walshOf(s Samples, idx []int) []float64 {
+	d := make([]float64, len(idx))
+	for a, i := range idx {
+		d[a] = math.Log(s.Candidate[i] / s.Base[i])
 	}
-	lo, hi := bounds(lk.w, lk.kEff)
+	return walsh(d)
+}
+
+// decide sets the outcome from the look's tests.
+func (lk *look) decide() {
+	lk.outcome = Undecided
 	switch {
-	case lo > 0:
+	case lk.tooMany:
+	case lk.slower:
 		lk.outcome = Slower
-	case hi < 0:
+	case lk.faster:
 		lk.outcome = Faster
-	case !lk.lo.tooMany && !lk.hi.tooMany && equivalent(lk.lo.w, lk.hi.w, lk.kLo, lk.kHi, L):
+	case !lk.lo.tooMany && !lk.hi.tooMany && lk.eqLo && lk.eqHi:
 		lk.outcome = Equivalent
 	}
 }
@@ -536,19 +680,38 @@ func (lk *look) verdict(s Samples, opt Options, looks int) Verdict {
 		Outcome: lk.outcome, Confidence: opt.Confidence, EqConfidence: opt.EqConfidence, Delta: opt.Delta,
 		NullConfidence: 1 - alpha/5, Rounds: lk.rounds, Given: len(s.Base), Looks: looks,
 		Used: len(lk.d), Quarantined: len(lk.rounds) - len(lk.d), SpreadLimit: lk.spreadLimit,
-		NeedRounds: minRoundsFor(alpha / 2),
 	}
-	est := hl(lk.w)
-	lo, hi := bounds(lk.w, lk.kEff)
-	v.Ratio, v.Lo, v.Hi = math.Exp(est), math.Exp(lo), math.Exp(hi)
+	var est float64
+	kUp, kDown, kLo, kHi := lk.kUp, lk.kDown, lk.kLo, lk.kHi // of the signed-rank test
 	v.EqLo, v.EqHi = 0, math.Inf(1)
-	if lk.kLo >= 1 && lk.kLo <= len(lk.lo.w) {
-		v.EqLo = math.Exp(lk.lo.w[lk.kLo-1])
+	if lk.st != nil {
+		lk.levels()
+		v.NeedRounds = alignedMinRounds(alpha / 2)
+		est = lk.st.estimate()
+		up, down := lk.st.tails(0)
+		v.P = math.Min(1, 2*math.Min(up, down))
+		if lo, _ := lk.stLo.interval(lk.levLo, 0); !math.IsInf(lo, 0) {
+			v.EqLo = math.Exp(lo)
+		}
+		if _, hi := lk.stHi.interval(0, lk.levHi); !math.IsInf(hi, 0) {
+			v.EqHi = math.Exp(hi)
+		}
+		// The signed-rank indices at the same levels, for B/A'.
+		n := len(lk.idx)
+		kUp, kDown, kLo, kHi = critK(n, lk.levUp), critK(n, lk.levDown), critK(len(lk.lo.idx), lk.levLo), critK(len(lk.hi.idx), lk.levHi)
+	} else {
+		v.NeedRounds = minRoundsFor(alpha / 2)
+		est = hl(lk.w)
+		v.P = signedRankP(lk.d)
+		if kLo >= 1 && kLo <= len(lk.lo.w) {
+			v.EqLo = math.Exp(lk.lo.w[kLo-1])
+		}
+		if kHi >= 1 && kHi <= len(lk.hi.w) {
+			v.EqHi = math.Exp(lk.hi.w[len(lk.hi.w)-kHi])
+		}
 	}
-	if lk.kHi >= 1 && lk.kHi <= len(lk.hi.w) {
-		v.EqHi = math.Exp(lk.hi.w[len(lk.hi.w)-lk.kHi])
-	}
-	v.P = signedRankP(lk.d)
+	lo, hi := lk.effBounds()
+	v.Ratio, v.Lo, v.Hi = math.Exp(est), math.Exp(lo), math.Exp(hi)
 
 	// The null arm: the same test on ln(A'/A), at the stricter α/5.
 	v.NullRatio, v.NullLo, v.NullHi, v.NullP = math.NaN(), math.NaN(), math.NaN(), math.NaN()
@@ -580,7 +743,8 @@ func (lk *look) verdict(s Samples, opt Options, looks int) Verdict {
 			return walsh(d2)
 		}
 		w2 := vsNull(lk.idx)
-		lo2, hi2 := bounds(w2, lk.kEff)
+		lo2, _ := bounds(w2, kUp)
+		_, hi2 := bounds(w2, kDown)
 		v.VsNullLo, v.VsNullHi = math.Exp(lo2), math.Exp(hi2)
 		switch lk.outcome {
 		case Slower:
@@ -588,7 +752,7 @@ func (lk *look) verdict(s Samples, opt Options, looks int) Verdict {
 		case Faster:
 			withheld = !(hi2 < 0)
 		case Equivalent:
-			withheld = !equivalent(vsNull(lk.lo.idx), vsNull(lk.hi.idx), lk.kLo, lk.kHi, L)
+			withheld = !equivalent(vsNull(lk.lo.idx), vsNull(lk.hi.idx), kLo, kHi, L)
 		}
 	}
 
@@ -601,7 +765,7 @@ func (lk *look) verdict(s Samples, opt Options, looks int) Verdict {
 		v.Reasons = append(v.Reasons, NullShifted)
 	case nullShifted:
 		v.Reasons = append(v.Reasons, NullShifted)
-	case lk.outcome == Undecided && lk.kEff < 1:
+	case lk.outcome == Undecided && (math.IsInf(lo, 0) || math.IsInf(hi, 0)):
 		v.Reasons = append(v.Reasons, TooFewRounds)
 		// In sequential mode a look spends less than α, and its
 		// boundary can allow no interval at the fixed-sample minimum.
@@ -754,7 +918,7 @@ const ContendedFactor = 2
 // ln(B/A): give it A/A samples (B a second instance of A). The per-round
 // scale comes from s's interval; +Inf when s has too few rounds for one.
 func MDEAt(s Samples, rounds int, opt Options) float64 {
-	opt = opt.withDefaults()
+	opt = opt.withDefaults(s.Null != nil)
 	if opt.validate() != nil || s.check() != nil || rounds < 1 {
 		return math.NaN()
 	}
@@ -769,7 +933,15 @@ func MDEAt(s Samples, rounds int, opt Options) float64 {
 // of the rank interval follows it closely). +Inf without an interval.
 func scale(lk *look, alpha float64) float64 {
 	n := len(lk.d)
-	lo, hi := bounds(lk.w, critK(n, alpha/2))
+	var lo, hi float64
+	switch {
+	case lk.st != nil && !lk.seq && lk.levUp == alpha/2 && lk.levDown == alpha/2:
+		lo, hi = lk.effBounds()
+	case lk.st != nil:
+		lo, hi = lk.st.interval(alpha/2, alpha/2)
+	default:
+		lo, hi = bounds(lk.w, critK(n, alpha/2))
+	}
 	if n < 2 || math.IsInf(lo, 0) || math.IsInf(hi, 0) {
 		return math.Inf(1)
 	}

@@ -82,7 +82,7 @@ func TestJudgeSequentialStopsEarly(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, Slower, v.Outcome, v.Reasons)
 	assert.Less(t, len(v.Rounds), 30, "a 10% effect at 1% noise is decided before the last look")
-	assert.Equal(t, v.Looks, len(v.Rounds)-5)
+	assert.Equal(t, v.Looks, len(v.Rounds)-3, "looks from round 4")
 	// Later rounds never change an earlier look's decision.
 	s2 := s
 	s2.Base = append([]float64(nil), s.Base[:len(v.Rounds)]...)
@@ -142,21 +142,38 @@ func TestQuarantineSymmetricInArms(t *testing.T) {
 			assert.InDelta(t, v.Rounds[i].Spread, w.Rounds[i].Spread, 1e-12)
 		}
 	}
-	// Swapping A and B in every round mirrors the verdict exactly.
+	// Swapping A and A' in every round changes nothing: B is judged
+	// against both alike.
 	sw := s
-	sw.Base, sw.Candidate = s.Candidate, s.Base
+	sw.Base, sw.Null = s.Null, s.Base
 	w, err := Judge(sw, Options{})
+	require.NoError(t, err)
+	assert.InDelta(t, v.Ratio, w.Ratio, 1e-12)
+	assert.InDelta(t, v.Lo, w.Lo, 1e-12)
+	assert.InDelta(t, v.Hi, w.Hi, 1e-12)
+	assert.InDelta(t, v.P, w.P, 1e-12)
+	// Inverting every value mirrors the verdict exactly.
+	inv := func(x []float64) []float64 {
+		y := make([]float64, len(x))
+		for i, v := range x {
+			y[i] = 1 / v
+		}
+		return y
+	}
+	sw = s
+	sw.Base, sw.Candidate, sw.Null = inv(s.Base), inv(s.Candidate), inv(s.Null)
+	w, err = Judge(sw, Options{})
 	require.NoError(t, err)
 	assert.InDelta(t, 1/v.Ratio, w.Ratio, 1e-12)
 	assert.InDelta(t, 1/v.Hi, w.Lo, 1e-12)
 	assert.InDelta(t, 1/v.Lo, w.Hi, 1e-12)
-	assert.Equal(t, v.P, w.P)
+	assert.InDelta(t, v.P, w.P, 1e-12)
 }
 
 func TestTooManyQuarantined(t *testing.T) {
 	s := synth(12, 10, 0.10, 0.01, 1.10)
-	s.Contended = []bool{true, true, true, true, true, true, false, false, false, false}
-	for i := range 6 {
+	s.Contended = []bool{true, true, true, true, true, true, true, false, false, false}
+	for i := range 7 {
 		s.Null[i] *= 1.3 // the weather the marked rounds' arms did not share
 	}
 	v, err := Judge(s, Options{})
@@ -166,8 +183,8 @@ func TestTooManyQuarantined(t *testing.T) {
 	assert.Equal(t, -1, v.RoundsToDecide)
 	v, err = Judge(s, Options{MaxQuarantined: 1})
 	require.NoError(t, err)
-	assert.Equal(t, []Reason{TooFewRounds}, v.Reasons, "4 used rounds give no interval")
-	assert.Equal(t, 6, v.NeedRounds)
+	assert.Equal(t, []Reason{TooFewRounds}, v.Reasons, "3 used rounds give no interval")
+	assert.Equal(t, 4, v.NeedRounds)
 	assert.True(t, math.IsInf(v.MDE, 1))
 }
 
@@ -185,7 +202,7 @@ func TestNoNullArmAndCaveats(t *testing.T) {
 
 func TestUndecidedCarriesMDEAndRounds(t *testing.T) {
 	// 3% noise, a 1% effect: 10 rounds cannot tell.
-	v, err := Judge(synth(14, 10, 0.10, 0.03, 1.01), Options{})
+	v, err := Judge(synth(16, 10, 0.10, 0.03, 1.01), Options{})
 	require.NoError(t, err)
 	require.Equal(t, Undecided, v.Outcome)
 	assert.Equal(t, []Reason{Straddles}, v.Reasons)
@@ -202,7 +219,7 @@ func TestUndecidedCarriesMDEAndRounds(t *testing.T) {
 	require.NoError(t, err)
 	assert.InDelta(t, 1.0, math.Log1p(MDEAt(s, own.Used, Options{}))/math.Log1p(own.MDE), 1e-12,
 		"at its own used rounds, MDEAt is the verdict's MDE")
-	assert.True(t, math.IsInf(MDEAt(synth(1, 4, 0.1, 0.03, 1), 10, Options{}), 1))
+	assert.True(t, math.IsInf(MDEAt(synth(1, 3, 0.1, 0.03, 1), 10, Options{}), 1))
 	assert.True(t, math.IsNaN(MDEAt(s, 0, Options{})))
 }
 
@@ -405,24 +422,29 @@ func TestOneSlowBlockIsExtreme(t *testing.T) {
 	assert.True(t, v.Rounds[1].Quarantined)
 	assert.Equal(t, Extreme, v.Rounds[1].Cause)
 	assert.Equal(t, 9, v.Used)
-	old, err := Judge(s, Options{Extreme: 5})
+	kept, err := Judge(s, Options{Extreme: 5})
 	require.NoError(t, err)
-	assert.Equal(t, Undecided, old.Outcome, "at 5 the round stays and the interval reaches below 1")
+	assert.Equal(t, 10, kept.Used, "at 5 the round stays")
+	assert.Equal(t, Slower, kept.Outcome, "the slow block moves its round's ranks only")
+	s.Null = nil
+	paired, err := Judge(s, Options{Extreme: 5})
+	require.NoError(t, err)
+	assert.Equal(t, Undecided, paired.Outcome, "without A', the paired interval reaches below 1")
 }
 
 // A sequential look spends less than α, so its boundary can allow no
 // interval at the fixed-sample minimum: the verdict then asks for more
 // rounds than it used, never "6 used of 6 needed".
 func TestSequentialTooFewRoundsAsksForMore(t *testing.T) {
-	s := synth(21, 6, 0.10, 0.01, 1.0)
+	s := synth(21, 4, 0.10, 0.01, 1.0)
 	v, err := Judge(s, Options{MaxRounds: 40})
 	require.NoError(t, err)
 	require.True(t, v.Has(TooFewRounds), "%v", v.Reasons)
-	assert.Equal(t, 6, v.Used)
+	assert.Equal(t, 4, v.Used)
 	assert.Greater(t, v.NeedRounds, v.Used)
 	fixed, err := Judge(s, Options{})
 	require.NoError(t, err)
-	assert.Equal(t, 6, fixed.NeedRounds, "the fixed-sample minimum at 95%")
+	assert.Equal(t, 4, fixed.NeedRounds, "the fixed-sample minimum at 95%: 3⁻⁴ ≤ 2.5%")
 	assert.False(t, fixed.Has(TooFewRounds))
 }
 
@@ -431,12 +453,12 @@ func TestSequentialTooFewRoundsAsksForMore(t *testing.T) {
 // look is then the last, and the verdict says too few rounds instead of
 // refusing the Options.
 func TestSequentialMaxBelowTheFewestRounds(t *testing.T) {
-	s := synth(22, 6, 0.10, 0.01, 1.0)
-	v, err := Judge(s, Options{Confidence: 1 - 0.05/5, MaxRounds: 6})
+	s := synth(22, 4, 0.10, 0.01, 1.0)
+	v, err := Judge(s, Options{Confidence: 1 - 0.05/5, MaxRounds: 4})
 	require.NoError(t, err)
 	assert.Equal(t, Undecided, v.Outcome)
 	assert.True(t, v.Has(TooFewRounds), "%v", v.Reasons)
 	assert.Equal(t, 1, v.Looks)
-	_, err = Judge(s, Options{Confidence: 1 - 0.05/5, MaxRounds: 6, MinRounds: 8})
+	_, err = Judge(s, Options{Confidence: 1 - 0.05/5, MaxRounds: 4, MinRounds: 8})
 	assert.Error(t, err, "a MinRounds set above MaxRounds is still refused")
 }

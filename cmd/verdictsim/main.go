@@ -369,7 +369,7 @@ func writeTargets(w io.Writer, rep sim.Report) {
 			continue
 		}
 		label := fmt.Sprintf("A/A → equivalent (±2%%) in ≥ 80%% within 20 rounds: %s", m.Name)
-		if b := sim.EquivalenceBound(math.Sqrt2*m.Sigma, 20, 0.02, 0.05); b < 0.80 {
+		if b := sim.EquivalenceBound(math.Sqrt(1.5)*m.Sigma, 20, 0.02, 0.05); b < 0.80 {
 			label += fmt.Sprintf(" (out of reach: at per-block σ %g%% a perfect test says equivalent in at most %s)", 100*m.Sigma, pct(b))
 		}
 		at(m.Name, 0, 20, sim.Equivalent, 0.80, label)

@@ -152,10 +152,12 @@ func Shortfall(onlyA, onlyB int, z float64) bool {
 	return float64(onlyB-onlyA) > z*math.Sqrt(float64(onlyA+onlyB))
 }
 
-// EquivalenceBound is the best share of trials any test of n paired rounds
-// can call equivalent within ±delta when ln(B/A) is normal with per-round
-// standard deviation sigma and no true difference: a TOST at level alpha
-// with sigma known calls equivalent when |mean| < ln(1+delta) − z₁₋α·σ/√n.
+// EquivalenceBound is the best share of trials any test of n rounds can call
+// equivalent within ±delta when the round's contrast (ln(B/A) for two arms,
+// ln B − ½(ln A + ln A') for three: √2 or √1.5 times the per-block σ of
+// normal blocks) is normal with standard deviation sigma and no true
+// difference: a TOST at level alpha with sigma known calls equivalent when
+// |mean| < ln(1+delta) − z₁₋α·σ/√n.
 func EquivalenceBound(sigma float64, n int, delta, alpha float64) float64 {
 	se := sigma / math.Sqrt(float64(n))
 	w := math.Log1p(delta) - math.Sqrt2*math.Erfinv(1-2*alpha)*se

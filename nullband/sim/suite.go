@@ -34,7 +34,7 @@ func DefaultConfig(methods []Method, trials, seqTrials int) Config {
 		Trials:       trials,
 		SeqTrials:    seqTrials,
 		MaxRounds:    40,
-		Grid:         []int{6, 8, 10, 12, 14, 16, 20, 24, 28, 32, 40, 48, 56, 64, 80},
+		Grid:         []int{4, 5, 6, 8, 10, 12, 14, 16, 20, 24, 28, 32, 40, 48, 56, 64, 80},
 		MarginRounds: []int{10, 20, 40},
 		Seed:         1,
 	}
