@@ -102,11 +102,17 @@ func (st *aligned) tailsAt(t int) (upper, lower float64) {
 // the triple r[3i:3i+3] (integers), independent. dist and next are scratch.
 func exactTails(r []int, t int, dist, next *[]float64) (upper, lower float64) {
 	n := len(r) / 3
-	total := 0
+	total, odd := 0, 0
 	for i := range n {
 		a, b, c := r[3*i], r[3*i+1], r[3*i+2]
-		total += max(a, b, c) - min(a, b, c)
+		lo := min(a, b, c)
+		total += max(a, b, c) - lo
+		odd |= (a - lo) | (b - lo) | (c - lo)
 	}
+	// Without ties every offset within a triple is even (doubled ranks):
+	// the DP then runs on half the width.
+	step := 2 - odd&1
+	total /= step
 	if cap(*dist) < total+1 {
 		*dist, *next = make([]float64, total+1), make([]float64, total+1)
 	}
@@ -117,7 +123,7 @@ func exactTails(r []int, t int, dist, next *[]float64) (upper, lower float64) {
 	for i := range n {
 		a, b, c := r[3*i], r[3*i+1], r[3*i+2]
 		lo := min(a, b, c)
-		a, b, c = a-lo, b-lo, c-lo
+		a, b, c = (a-lo)/step, (b-lo)/step, (c-lo)/step
 		w := width + max(a, b, c)
 		clear(nx[:w+1])
 		for x, p := range d[:width+1] {
@@ -132,17 +138,28 @@ func exactTails(r []int, t int, dist, next *[]float64) (upper, lower float64) {
 		d, nx = nx, d
 		width, base = w, base+lo
 	}
-	k := t - base
+	// T = base + step·x: T ≥ t ⇔ x ≥ ⌈(t−base)/step⌉, T ≤ t ⇔ x ≤ ⌊(t−base)/step⌋.
+	up, down := ceilDiv(t-base, step), floorDiv(t-base, step)
 	for x, p := range d[:width+1] {
-		if x >= k {
+		if x >= up {
 			upper += p
 		}
-		if x <= k {
+		if x <= down {
 			lower += p
 		}
 	}
 	return math.Min(upper, 1), math.Min(lower, 1)
 }
+
+func floorDiv(a, b int) int {
+	q := a / b
+	if a%b != 0 && (a < 0) != (b < 0) {
+		q--
+	}
+	return q
+}
+
+func ceilDiv(a, b int) int { return -floorDiv(-a, b) }
 
 // normalTails is exactTails by the normal approximation with the exact mean
 // and variance and a continuity correction of 1 (half the lattice step of
@@ -330,7 +347,7 @@ type rankBoundary struct {
 	alive   []bool
 	crossed int
 	stat    []int
-	sorted  []int
+	count   []int
 }
 
 func newRankBoundary(lab labels, upper bool) *rankBoundary {
@@ -349,7 +366,7 @@ const noCross = math.MaxInt / 4
 // spend. An upper boundary of noCross (lower −noCross) lets nothing cross.
 func (b *rankBoundary) next(st *aligned, spend float64) int {
 	reps := len(b.lab)
-	b.sorted = b.sorted[:0]
+	alive, lo, hi := 0, math.MaxInt, math.MinInt
 	for r := range reps {
 		if !b.alive[r] {
 			continue
@@ -363,18 +380,36 @@ func (b *rankBoundary) next(st *aligned, spend float64) int {
 			t = -t
 		}
 		b.stat[r] = t
-		b.sorted = append(b.sorted, t)
+		alive++
+		lo, hi = min(lo, t), max(hi, t)
 	}
 	budget := int(math.Floor(spend*float64(reps)+1e-9)) - b.crossed
 	c := noCross
 	switch {
 	case budget < 0:
-	case budget >= len(b.sorted):
+	case budget >= alive:
 		c = -noCross
 	default:
 		// The (budget+1)-th largest value v must not cross: c = v+1.
-		slices.Sort(b.sorted)
-		c = b.sorted[len(b.sorted)-1-budget] + 1
+		// The values are integers within 6n² of each other: count them.
+		if cap(b.count) < hi-lo+1 {
+			b.count = make([]int, hi-lo+1)
+		}
+		count := b.count[:hi-lo+1]
+		clear(count)
+		for r := range reps {
+			if b.alive[r] {
+				count[b.stat[r]-lo]++
+			}
+		}
+		seen := 0
+		for v := hi - lo; v >= 0; v-- {
+			seen += count[v]
+			if seen > budget {
+				c = lo + v + 1
+				break
+			}
+		}
 	}
 	for r := range reps {
 		if b.alive[r] && b.stat[r] >= c {

@@ -934,15 +934,23 @@ func MDEAt(s Samples, rounds int, opt Options) float64 {
 func scale(lk *look, alpha float64) float64 {
 	n := len(lk.d)
 	var lo, hi float64
-	switch {
-	case lk.st != nil && !lk.seq && lk.levUp == alpha/2 && lk.levDown == alpha/2:
+	if n < 2 {
+		return math.Inf(1)
+	}
+	if lk.st != nil && lk.levUp > 0 && lk.levDown > 0 {
+		// The look's own interval, at its per-tail levels (α/2 in
+		// fixed mode, the spent levels of a sequential look).
 		lo, hi = lk.effBounds()
-	case lk.st != nil:
+		if !math.IsInf(lo, 0) && !math.IsInf(hi, 0) {
+			return (hi - lo) / (tQuantile(1-lk.levUp, n-1) + tQuantile(1-lk.levDown, n-1)) * math.Sqrt(float64(n))
+		}
+	}
+	if lk.st != nil {
 		lo, hi = lk.st.interval(alpha/2, alpha/2)
-	default:
+	} else {
 		lo, hi = bounds(lk.w, critK(n, alpha/2))
 	}
-	if n < 2 || math.IsInf(lo, 0) || math.IsInf(hi, 0) {
+	if math.IsInf(lo, 0) || math.IsInf(hi, 0) {
 		return math.Inf(1)
 	}
 	return (hi - lo) / 2 / tQuantile(1-alpha/2, n-1) * math.Sqrt(float64(n))
