@@ -815,6 +815,20 @@ func (lk *look) verdict(s Samples, opt Options, looks int) Verdict {
 	return v
 }
 
+// FewestRounds returns the fewest used rounds that give Judge a finite
+// two-sided interval at confidence: with a null arm (the aligned-rank test,
+// 3⁻ⁿ ≤ α/2) 4 at 95% and 5 at 98.75%; without (the signed-rank test) 6
+// and 8. 0 for a confidence outside (0.5, 1).
+func FewestRounds(confidence float64, nullArm bool) int {
+	if !(confidence > 0.5 && confidence < 1) {
+		return 0
+	}
+	if nullArm {
+		return alignedMinRounds((1 - confidence) / 2)
+	}
+	return minRoundsFor((1 - confidence) / 2)
+}
+
 // roundsToDecide estimates the total rounds at which a fixed-sample
 // interval would decide, if the estimate est (log) and the per-round scale
 // sigma held: the fewer of the rounds for the (1−α) interval to exclude 0

@@ -462,3 +462,29 @@ func TestSequentialMaxBelowTheFewestRounds(t *testing.T) {
 	_, err = Judge(s, Options{Confidence: 1 - 0.05/5, MaxRounds: 4, MinRounds: 8})
 	assert.Error(t, err, "a MinRounds set above MaxRounds is still refused")
 }
+
+func TestFewestRounds(t *testing.T) {
+	assert.Equal(t, 4, FewestRounds(0.95, true))
+	assert.Equal(t, 5, FewestRounds(1-0.05/4, true))
+	assert.Equal(t, 6, FewestRounds(0.95, false))
+	assert.Equal(t, 8, FewestRounds(1-0.05/4, false))
+	assert.Zero(t, FewestRounds(1, true))
+	for _, c := range []float64{0.95, 0.99} {
+		for _, null := range []bool{true, false} {
+			n := FewestRounds(c, null)
+			s := synth(3, n, 0.10, 0.01, 1.10)
+			if !null {
+				s.Null = nil
+			}
+			v, err := Judge(s, Options{Confidence: c})
+			require.NoError(t, err)
+			assert.False(t, math.IsInf(v.Hi, 1), "%g, null arm %v: %d rounds give an interval", c, null, n)
+			if null {
+				s.Null = s.Null[:n-1]
+			}
+			v, err = Judge(Samples{Base: s.Base[:n-1], Candidate: s.Candidate[:n-1], Null: s.Null}, Options{Confidence: c})
+			require.NoError(t, err)
+			assert.True(t, v.Has(TooFewRounds), "%g, null arm %v: %d rounds do not", c, null, n-1)
+		}
+	}
+}

@@ -58,7 +58,7 @@ func runCalibrate(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("calibrate", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprint(stderr, calibrateUsage); fs.PrintDefaults() }
-	rounds := fs.Int("rounds", 20, "number of A/A `rounds` to run (≥ 6 give an MDE; the MDE at other round counts scales from these)")
+	rounds := fs.Int("rounds", 20, fmt.Sprintf("number of A/A `rounds` to run (≥ %d give an MDE; the MDE at other round counts scales from these)", fewestRounds))
 	seed := fs.Uint64("seed", 0, "`seed` of the per-round order; 0 draws one")
 	out := fs.String("o", "", "also keep the runs' output (Go benchmark format) in `file`, which must not exist")
 	bench := fs.String("bench", ".", "benchmark `regexp`, passed as -test.bench")
@@ -82,7 +82,7 @@ func runCalibrate(args []string, stdout, stderr io.Writer) int {
 		return usageErr("give one TARGET (a test binary or a package directory), e.g. ./examples/trials")
 	}
 	if *rounds < 1 {
-		return usageErr("-rounds %d: need at least 1 (6 or more for an MDE)", *rounds)
+		return usageErr("-rounds %d: need at least 1 (%d or more for an MDE)", *rounds, fewestRounds)
 	}
 	fields := strings.Fields(fs.Arg(0))
 	if len(fields) == 0 {

@@ -110,6 +110,11 @@ func (f interleaveFlags) roundsFlag() string {
 // maxRounds bounds -rounds, so that rounds × arms stays far inside an int.
 const maxRounds = 1_000_000_000
 
+// fewestRounds and fewestHolm are the fewest rounds that give a verdict
+// with a null arm a 95% interval, and one at the strictest Holm level of an
+// arm's three metrics (1.25%: the median weighs twice the others).
+var fewestRounds, fewestHolm = nullband.FewestRounds(0.95, true), nullband.FewestRounds(1-0.05/4, true)
+
 func runInterleave(args []string, stdout, stderr io.Writer) int {
 	var f interleaveFlags
 	fs := flag.NewFlagSet("interleave", flag.ContinueOnError)
@@ -158,10 +163,10 @@ func runInterleave(args []string, stdout, stderr io.Writer) int {
 		return usageErr("-until-decided needs -max-rounds N, the most rounds to run (e.g. 40)")
 	case !f.untilDecided && set["max-rounds"]:
 		return usageErr("-max-rounds %d without -until-decided: use -rounds for a fixed number of rounds", f.maxRounds)
-	case f.untilDecided && (f.maxRounds < 6 || f.maxRounds > maxRounds):
-		return usageErr("-max-rounds %d: need 6 to %d (6 rounds give the first 95%% CI, 7 for 2–3 units under Holm)", f.maxRounds, maxRounds)
+	case f.untilDecided && (f.maxRounds < fewestRounds || f.maxRounds > maxRounds):
+		return usageErr("-max-rounds %d: need %d to %d (%d rounds give the first 95%% CI, %d for 2–3 units under Holm)", f.maxRounds, fewestRounds, maxRounds, fewestRounds, fewestHolm)
 	case f.rounds < 1:
-		return usageErr("-rounds %d: need at least 1 (6 or more for a verdict)", f.rounds)
+		return usageErr("-rounds %d: need at least 1 (%d or more for a verdict)", f.rounds, fewestRounds)
 	case f.rounds > maxRounds:
 		return usageErr("-rounds %d: at most %d", f.rounds, maxRounds)
 	case !(f.delta > 0 && f.delta < 1):

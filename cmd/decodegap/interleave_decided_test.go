@@ -86,7 +86,7 @@ func TestInterleaveUntilDecidedUsage(t *testing.T) {
 		{[]string{"-until-decided"}, "-until-decided needs -max-rounds N, the most rounds to run (e.g. 40)"},
 		{[]string{"-until-decided", "-max-rounds", "20", "-rounds", "5"}, "-rounds and -until-decided: give -max-rounds N instead of -rounds with -until-decided"},
 		{[]string{"-max-rounds", "20"}, "-max-rounds 20 without -until-decided: use -rounds for a fixed number of rounds"},
-		{[]string{"-until-decided", "-max-rounds", "5"}, "-max-rounds 5: need 6 to 1000000000 (6 rounds give the first 95% CI, 7 for 2–3 units under Holm)"},
+		{[]string{"-until-decided", "-max-rounds", "3"}, "-max-rounds 3: need 4 to 1000000000 (4 rounds give the first 95% CI, 5 for 2–3 units under Holm)"},
 		{[]string{"-delta", "NaN"}, "-delta NaN: need a fraction between 0 and 1, e.g. 0.02 (±2%)"},
 		{[]string{"-delta", "0"}, "-delta 0: need a fraction between 0 and 1, e.g. 0.02 (±2%)"},
 		{[]string{"-delta", "+Inf"}, "-delta +Inf: need a fraction between 0 and 1, e.g. 0.02 (±2%)"},

@@ -178,7 +178,7 @@ func TestInterleaveUsageErrors(t *testing.T) {
 		{[]string{"a=" + exe, "b=" + exe + " -test.count=3"}, fmt.Sprintf(`arm "b=%s -test.count=3": interleave runs each arm once per run (-test.count=1); use -rounds for more samples`, exe)},
 		{[]string{"a=" + exe, "b=" + plain}, fmt.Sprintf("arm b: %s is not executable: build it with go test -c -o %s, or give the package directory", plain, plain)},
 		{[]string{"a=" + exe, "b=" + filepath.Join(dir, "missing")}, fmt.Sprintf("arm b: stat %s: no such file or directory: TARGET must be a test binary or a package directory", filepath.Join(dir, "missing"))},
-		{[]string{"-rounds", "0", "a=" + exe, "b=" + exe}, "-rounds 0: need at least 1 (6 or more for a verdict)"},
+		{[]string{"-rounds", "0", "a=" + exe, "b=" + exe}, "-rounds 0: need at least 1 (4 or more for a verdict)"},
 		{[]string{"-rounds", "1000000001", "a=" + exe, "b=" + exe}, "-rounds 1000000001: at most 1000000000"},
 		{[]string{"-timeout", "-1s", "a=" + exe, "b=" + exe}, "-timeout -1s: must be ≥ 0 (0 means no limit)"},
 		{[]string{"-max-failed", "-1", "a=" + exe, "b=" + exe}, "-max-failed -1: must be ≥ 0 (0 stops at the first lost run)"},

@@ -250,12 +250,12 @@ func runORT(args []string, stdout, stderr io.Writer) int {
 	switch {
 	case f.until && set["rounds"]:
 		return usageErr("-rounds with -until-decided: give the most rounds with -max-rounds")
-	case f.until && (f.maxRounds < 6 || f.maxRounds > maxRounds):
-		return usageErr("-max-rounds %d: need 6 to %d with -until-decided (6 rounds give the first 95%% CI, 7 for 2–3 units under Holm)", f.maxRounds, maxRounds)
+	case f.until && (f.maxRounds < fewestRounds || f.maxRounds > maxRounds):
+		return usageErr("-max-rounds %d: need %d to %d with -until-decided (%d rounds give the first 95%% CI, %d for 2–3 units under Holm)", f.maxRounds, fewestRounds, maxRounds, fewestRounds, fewestHolm)
 	case !f.until && set["max-rounds"]:
 		return usageErr("-max-rounds %d without -until-decided: use -rounds for a fixed number of rounds", f.maxRounds)
 	case f.rounds < 1 || f.rounds > maxRounds:
-		return usageErr("-rounds %d: need 1 to %d (6 or more for a verdict)", f.rounds, maxRounds)
+		return usageErr("-rounds %d: need 1 to %d (%d or more for a verdict)", f.rounds, maxRounds, fewestRounds)
 	}
 	if f.until {
 		f.rounds = f.maxRounds

@@ -99,9 +99,9 @@ func TestORTUsageErrors(t *testing.T) {
 	}{
 		{nil, "decodegap ort: give one model file after the flags: decodegap ort [flags] MODEL.onnx\n"},
 		{[]string{"m.onnx"}, "decodegap ort: give at least one -arm (the base), e.g. -arm intra=1 -arm intra=2,spin=off; with one arm the run is an A/A check against the null arm\n"},
-		{[]string{"-arm", "intra=1", "-rounds", "0", "m.onnx"}, "decodegap ort: -rounds 0: need 1 to 1000000000 (6 or more for a verdict)\n"},
+		{[]string{"-arm", "intra=1", "-rounds", "0", "m.onnx"}, "decodegap ort: -rounds 0: need 1 to 1000000000 (4 or more for a verdict)\n"},
 		{[]string{"-arm", "intra=1", "-gap-kind", "nap", "m.onnx"}, "decodegap ort: -gap-kind \"nap\": use hybrid, sleep or busy\n"},
-		{[]string{"-arm", "intra=1", "-until-decided", "-max-rounds", "5", "m.onnx"}, "decodegap ort: -max-rounds 5: need 6 to 1000000000 with -until-decided (6 rounds give the first 95% CI, 7 for 2–3 units under Holm)\n"},
+		{[]string{"-arm", "intra=1", "-until-decided", "-max-rounds", "3", "m.onnx"}, "decodegap ort: -max-rounds 3: need 4 to 1000000000 with -until-decided (4 rounds give the first 95% CI, 5 for 2–3 units under Holm)\n"},
 		{[]string{"-arm", "intra=1", "-until-decided", "-rounds", "8", "m.onnx"}, "decodegap ort: -rounds with -until-decided: give the most rounds with -max-rounds\n"},
 		{[]string{"-arm", "intra=1", "-max-rounds", "8", "m.onnx"}, "decodegap ort: -max-rounds 8 without -until-decided: use -rounds for a fixed number of rounds\n"},
 		{[]string{"-arm", "intra=1", "-delta", "0", "m.onnx"}, "decodegap ort: -delta 0: need a fraction between 0 and 1, e.g. 0.02 (±2%)\n"},
