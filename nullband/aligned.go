@@ -234,7 +234,10 @@ func (st *aligned) interval(aUp, aDown float64) (lo, hi float64) {
 	tooSmall := func(k int) bool { up, _ := st.tails(gap(d, k)); return up > aUp }
 	tooLarge := func(k int) bool { _, low := st.tails(gap(d, k)); return low <= aDown }
 	if aUp > 0 {
-		if k := searchTails(st, N+1, tooSmall); k > 0 {
+		switch k := searchTails(st, N+1, tooSmall); {
+		case k > N:
+			lo = math.Inf(1) // every shift rejected as too small (a level of 1)
+		case k > 0:
 			lo = d[k-1]
 		}
 	}
@@ -317,15 +320,21 @@ func alignedMinRounds(a float64) int {
 }
 
 // labels holds, for each Monte Carlo replicate, which of a round's three
-// values plays B (0 B's own, 1 A's, 2 A”s), by round. A replicate's labels
-// depend only on the seed and its index, so a prefix of rounds draws the
-// same labels whatever the total.
+// values plays B (0 B's own, 1 A's, 2 A”s), by round. Replicate 0 is the
+// observed labelling (all 0): under "no difference" it is exchangeable with
+// the random ones, so a boundary that lets at most ⌊spend·(reps+1)⌋ of all
+// reps+1 paths cross lets the observed one cross with probability at most
+// spend. (Leaving it out lets about one replicate's worth more through at
+// every look: 2.9% instead of 2.5% a tail over 27 looks with 4000
+// replicates.) A replicate's labels depend only on the seed and its index,
+// so a prefix of rounds draws the same labels whatever the total.
 type labels [][]uint8
 
 func newLabels(reps, rounds int, seed uint64) labels {
-	l := make(labels, reps)
-	for r := range l {
-		g := rand.New(rand.NewPCG(seed, uint64(r)))
+	l := make(labels, reps+1)
+	l[0] = make([]uint8, rounds)
+	for r := 1; r < len(l); r++ {
+		g := rand.New(rand.NewPCG(seed, uint64(r-1)))
 		l[r] = make([]uint8, rounds)
 		for i := range l[r] {
 			l[r][i] = uint8(g.IntN(3))

@@ -178,7 +178,9 @@ func TestAlignedSequentialKeepsTheLevel(t *testing.T) {
 	}
 	wrong := 0
 	for i := range trials {
-		v, err := Judge(synth(uint64(1000+i), 30, 0.10, 0.01, 1), Options{MaxRounds: 30, Replicates: 1000, Seed: uint64(i)})
+		// Noise of 5% a block: equivalence within ±2% rarely stops a
+		// trial early, so the effect test gets every look.
+		v, err := Judge(synth(uint64(1000+i), 30, 0.10, 0.05, 1), Options{MaxRounds: 30, Replicates: 1000, Seed: uint64(i)})
 		require.NoError(t, err)
 		if v.Outcome == Faster || v.Outcome == Slower {
 			wrong++
@@ -200,4 +202,61 @@ func TestSearchNear(t *testing.T) {
 		}
 		require.Equal(t, cut, searchNear(m, k0, pred), "m %d, cut %d, guess %d", m, cut, k0)
 	}
+}
+
+// The boundaries count the observed labelling among the replicates, which
+// keeps the observed path's chance of crossing within the spend whatever
+// the number of replicates: over A/A data sets, an upper boundary spending
+// 2.5% over 27 looks with 200 replicates is crossed in at most 2.5% (plus
+// three standard errors). Left out, the same replicates let more through.
+func TestRankBoundaryKeepsItsSpendWithFewReplicates(t *testing.T) {
+	const sets, rounds, reps = 4000, 30, 200
+	with, without := 0, 0
+	for ds := range uint64(sets) {
+		s := synth(500+ds, rounds, 0.10, 0.02, 1)
+		lab := newLabels(reps, rounds, ds)
+		in, out := newRankBoundary(lab, true), newRankBoundary(lab[1:], true)
+		crossIn, crossOut := false, false
+		for m := 4; m <= rounds; m++ {
+			idx := make([]int, m)
+			for i := range idx {
+				idx[i] = i
+			}
+			st := newAligned(s, idx)
+			obs := st.rank(0)
+			spend := Pocock.spent(0.05, float64(m)/rounds, 2) / 2
+			crossIn = crossIn || obs >= in.next(st, spend)
+			crossOut = crossOut || obs >= out.next(st, spend)
+		}
+		if crossIn {
+			with++
+		}
+		if crossOut {
+			without++
+		}
+	}
+	bound := sets * (0.025 + 3*math.Sqrt(0.025*0.975/sets))
+	assert.LessOrEqual(t, float64(with), bound, "crossed %d of %d", with, sets)
+	assert.Greater(t, without, with, "left out: %d, counted: %d", without, with)
+}
+
+// Quantised values tie across arms, so B/A = 1 is a shift where the ranks
+// change: the test there rejects, the interval is open at 1, and its end
+// is reported just past 1.
+func TestTiedValuesKeepTheIntervalOnItsSide(t *testing.T) {
+	s := Samples{
+		Candidate: []float64{94.5, 98, 99.5, 99.5, 107.5, 89},
+		Base:      []float64{99, 99.5, 109, 104.5, 107.5, 91},
+		Null:      []float64{96.5, 102, 107.5, 99.5, 103.5, 92.5},
+	}
+	v, err := Judge(s, Options{})
+	require.NoError(t, err)
+	require.Equal(t, Faster, v.Outcome)
+	assert.Less(t, v.Hi, 1.0)
+	assert.InDelta(t, 1.0, v.Hi, 1e-12)
+	// A level of 1 rejects every shift.
+	st := newAligned(s, []int{0, 1, 2, 3, 4, 5})
+	lo, hi := st.interval(1, 0)
+	assert.True(t, math.IsInf(lo, 1))
+	assert.True(t, math.IsInf(hi, 1))
 }

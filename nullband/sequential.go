@@ -83,7 +83,8 @@ func newSigns(reps, rounds int, seed uint64) signs {
 // magnitudes |x[i]−shift|: replicate r gives round i the sign of bit i of
 // sg[r], and its statistic at a look is the sum of the midranks (among the
 // look's rounds) of the rounds it marks positive, zeros counting half their
-// rank. kⱼ is the largest index such that the share of replicates that have
+// rank; the observed signs count as one more replicate. kⱼ is the largest
+// index such that the share of replicates that have
 // crossed a boundary by look j is at most the cumulative spend; crossing at
 // look j means W⁺ ≤ kⱼ−1 (lower), W⁺ ≥ Nⱼ+1−kⱼ (upper) or either
 // (two-sided), Nⱼ = mⱼ(mⱼ+1)/2. The interval [W₍kⱼ₎, W₍Nⱼ+1−kⱼ₎] of look j's
@@ -103,10 +104,20 @@ type boundary struct {
 }
 
 func newBoundary(x []float64, shift float64, t tail, sg signs) *boundary {
-	words := 0
+	words := (len(x) + 63) / 64
 	if len(sg) > 0 {
 		words = len(sg[0])
 	}
+	// The observed signs join the replicates (as labels do in
+	// newLabels): exchangeable with them under the null, they keep the
+	// observed crossing probability within the spend.
+	obs := make([]uint64, words)
+	for i, v := range x {
+		if v-shift > 0 {
+			obs[i/64] |= 1 << (uint(i) % 64)
+		}
+	}
+	sg = append(signs{obs}, sg...)
 	b := &boundary{x: x, shift: shift, t: t, sg: sg, alive: make([]bool, len(sg)),
 		rank2: make([]int, 64*words), mask: make([]uint64, words), stat: make([]int, len(sg))}
 	for r := range b.alive {

@@ -712,6 +712,16 @@ func (lk *look) verdict(s Samples, opt Options, looks int) Verdict {
 	}
 	lo, hi := lk.effBounds()
 	v.Ratio, v.Lo, v.Hi = math.Exp(est), math.Exp(lo), math.Exp(hi)
+	// With ties (quantised values) B/A = 1 can be one of the shifts where
+	// the ranks change: the test there rejects while the shifts just past
+	// it do not, and the interval is open at 1. Its end is then reported
+	// as the next value past 1, so that Slower ⇔ Lo > 1 and Faster ⇔ Hi < 1.
+	if lk.slower && !(v.Lo > 1) {
+		v.Lo = math.Nextafter(1, 2)
+	}
+	if lk.faster && !(v.Hi < 1) {
+		v.Hi = math.Nextafter(1, 0)
+	}
 
 	// The null arm: the same test on ln(A'/A), at the stricter α/5.
 	v.NullRatio, v.NullLo, v.NullHi, v.NullP = math.NaN(), math.NaN(), math.NaN(), math.NaN()
@@ -780,7 +790,7 @@ func (lk *look) verdict(s Samples, opt Options, looks int) Verdict {
 		v.Reasons = append(v.Reasons, NoNullArm)
 	}
 	if v.Outcome == Undecided && !lk.tooMany && !nullShifted && len(lk.d) > 0 {
-		v.RoundsToDecide = roundsToDecide(est, se*math.Sqrt(float64(len(lk.d))), alpha, L, len(lk.d), v.NeedRounds, len(lk.rounds))
+		v.RoundsToDecide = roundsToDecide(est, se*math.Sqrt(float64(len(lk.d))), alpha, 1-opt.EqConfidence, L, len(lk.d), v.NeedRounds, len(lk.rounds))
 	} else if v.Outcome == Undecided {
 		v.RoundsToDecide = -1
 	}
@@ -832,9 +842,9 @@ func FewestRounds(confidence float64, nullArm bool) int {
 // roundsToDecide estimates the total rounds at which a fixed-sample
 // interval would decide, if the estimate est (log) and the per-round scale
 // sigma held: the fewer of the rounds for the (1−α) interval to exclude 0
-// and for the (1−2α) interval to fit inside ±L. used of total rounds were
+// and for the (1−2α_eq) interval to fit inside ±L. used of total rounds were
 // used; the estimate scales by total/used. −1 when unknown.
-func roundsToDecide(est, sigma, alpha, L float64, used, need, total int) int {
+func roundsToDecide(est, sigma, alpha, alphaEq, L float64, used, need, total int) int {
 	if !(sigma > 0) || math.IsInf(sigma, 0) || math.IsNaN(est) {
 		return -1
 	}
@@ -843,7 +853,7 @@ func roundsToDecide(est, sigma, alpha, L float64, used, need, total int) int {
 		best = math.Pow(normQuantile(1-alpha/2)*sigma/est, 2)
 	}
 	if a := math.Abs(est); a < L {
-		best = math.Min(best, math.Pow(normQuantile(1-alpha)*sigma/(L-a), 2))
+		best = math.Min(best, math.Pow(normQuantile(1-alphaEq)*sigma/(L-a), 2))
 	}
 	best *= float64(total) / float64(used)
 	if math.IsInf(best, 0) || best > 1e6 {
@@ -951,17 +961,14 @@ func scale(lk *look, alpha float64) float64 {
 	if n < 2 {
 		return math.Inf(1)
 	}
-	if lk.st != nil && lk.levUp > 0 && lk.levDown > 0 {
-		// The look's own interval, at its per-tail levels (α/2 in
-		// fixed mode, the spent levels of a sequential look).
-		lo, hi = lk.effBounds()
-		if !math.IsInf(lo, 0) && !math.IsInf(hi, 0) {
-			return (hi - lo) / (tQuantile(1-lk.levUp, n-1) + tQuantile(1-lk.levDown, n-1)) * math.Sqrt(float64(n))
-		}
-	}
-	if lk.st != nil {
+	switch {
+	case lk.st != nil && !lk.seq && lk.levUp == alpha/2 && lk.levDown == alpha/2:
+		lo, hi = lk.effBounds() // a fixed look's own interval
+	case lk.st != nil:
+		// At a sequential look's spent levels Student's t no longer
+		// follows the rank interval's width: the fixed-sample one.
 		lo, hi = lk.st.interval(alpha/2, alpha/2)
-	} else {
+	default:
 		lo, hi = bounds(lk.w, critK(n, alpha/2))
 	}
 	if math.IsInf(lo, 0) || math.IsInf(hi, 0) {
