@@ -109,7 +109,11 @@ func TestAlignedRanksTiesAndShift(t *testing.T) {
 // fixed and sequential, and the estimate lies inside the interval.
 func TestAlignedIntervalAgreesWithTheTests(t *testing.T) {
 	calls := map[Outcome]int{}
-	for seed := range uint64(60) {
+	seeds := uint64(60)
+	if raceOn {
+		seeds = 20
+	}
+	for seed := range seeds {
 		for _, e := range []float64{1, 1.02} {
 			rounds := 12
 			if seed%4 == 0 {
@@ -173,7 +177,7 @@ func TestRankBoundaryOneLook(t *testing.T) {
 // or slower in at most α = 5% (plus three binomial standard errors).
 func TestAlignedSequentialKeepsTheLevel(t *testing.T) {
 	trials := 300
-	if testing.Short() {
+	if testing.Short() || raceOn {
 		trials = 100
 	}
 	wrong := 0
@@ -210,7 +214,11 @@ func TestSearchNear(t *testing.T) {
 // 2.5% over 27 looks with 200 replicates is crossed in at most 2.5% (plus
 // three standard errors). Left out, the same replicates let more through.
 func TestRankBoundaryKeepsItsSpendWithFewReplicates(t *testing.T) {
-	const sets, rounds, reps = 4000, 30, 200
+	const rounds, reps = 30, 200
+	sets := 4000
+	if raceOn {
+		sets = 1000
+	}
 	with, without := 0, 0
 	for ds := range uint64(sets) {
 		s := synth(500+ds, rounds, 0.10, 0.02, 1)
@@ -235,7 +243,7 @@ func TestRankBoundaryKeepsItsSpendWithFewReplicates(t *testing.T) {
 			without++
 		}
 	}
-	bound := sets * (0.025 + 3*math.Sqrt(0.025*0.975/sets))
+	bound := float64(sets) * (0.025 + 3*math.Sqrt(0.025*0.975/float64(sets)))
 	assert.LessOrEqual(t, float64(with), bound, "crossed %d of %d", with, sets)
 	assert.Greater(t, without, with, "left out: %d, counted: %d", without, with)
 }
