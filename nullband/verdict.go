@@ -396,7 +396,7 @@ func Judge(s Samples, opt Options) (Verdict, error) {
 		look(lk *look, spentEff, spentEq float64)
 	}
 	if s.Null != nil {
-		seq = newAlignedSeq(last, L, opt)
+		seq = newAlignedSeq(last, opt)
 	} else {
 		seq = newSignedSeq(s, last, L, opt)
 	}
@@ -444,7 +444,7 @@ func (q *signedSeq) look(lk *look, spentEff, spentEq float64) {
 // half its α, each equivalence test its own.
 type alignedSeq struct{ up, down, lo, hi *rankBoundary }
 
-func newAlignedSeq(last int, L float64, opt Options) *alignedSeq {
+func newAlignedSeq(last int, opt Options) *alignedSeq {
 	lab := newLabels(opt.Replicates, last, opt.Seed)
 	return &alignedSeq{up: newRankBoundary(lab, true), down: newRankBoundary(lab, false),
 		lo: newRankBoundary(lab, true), hi: newRankBoundary(lab, false)}
