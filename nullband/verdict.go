@@ -508,6 +508,10 @@ type look struct {
 	effDone                      bool // effLo, effHi hold effBounds
 	effLo, effHi                 float64
 	cUp, cDown, cLo, cHi         int
+	// pUp and pDown are P(T ≥ t) and P(T ≤ t) at B/A = 1, once computed
+	// (pDone).
+	pUp, pDown float64
+	pDone      bool
 	// The tests' decisions: B/A above 1, below 1, above 1/(1+δ), below
 	// 1+δ.
 	slower, faster, eqLo, eqHi bool
@@ -525,8 +529,9 @@ func (lk *look) signedTests(L float64) {
 // fixedAligned runs the aligned-rank tests of a fixed sample.
 func (lk *look) fixedAligned(alpha, alphaEq, L float64) {
 	lk.levUp, lk.levDown, lk.levLo, lk.levHi = alpha/2, alpha/2, alphaEq, alphaEq
-	up, down := lk.st.tails(0)
-	lk.slower, lk.faster = up <= lk.levUp, down <= lk.levDown
+	lk.pUp, lk.pDown = lk.st.tails(0)
+	lk.pDone = true
+	lk.slower, lk.faster = lk.pUp <= lk.levUp, lk.pDown <= lk.levDown
 	if !lk.slower && !lk.faster {
 		upL, _ := lk.stLo.tails(-L)
 		_, downL := lk.stHi.tails(L)
@@ -688,8 +693,10 @@ func (lk *look) verdict(s Samples, opt Options, looks int) Verdict {
 		lk.levels()
 		v.NeedRounds = alignedMinRounds(alpha / 2)
 		est = lk.st.estimate()
-		up, down := lk.st.tails(0)
-		v.P = math.Min(1, 2*math.Min(up, down))
+		if !lk.pDone {
+			lk.pUp, lk.pDown = lk.st.tails(0)
+		}
+		v.P = math.Min(1, 2*math.Min(lk.pUp, lk.pDown))
 		if lo, _ := lk.stLo.interval(lk.levLo, 0); !math.IsInf(lo, 0) {
 			v.EqLo = math.Exp(lo)
 		}
