@@ -649,16 +649,16 @@ func newLook(s Samples, m int, opt Options) *look {
 		lk.st, lk.stLo, lk.stHi = newAligned(s, lk.idx), newAligned(s, lk.lo.idx), newAligned(s, lk.hi.idx)
 	} else {
 		lk.w = walsh(lk.d)
-		lk.lo.w, lk.hi.w = walshOf(s, lk.lo.idx), walshOf(s, lk.hi.idx)
+		lk.lo.w, lk.hi.w = walshOf(s.Candidate, s.Base, lk.lo.idx), walshOf(s.Candidate, s.Base, lk.hi.idx)
 	}
 	return lk
 }
 
-// walshOf returns the sorted Walsh averages of ln(B/A) over rounds idx.
-func walshOf(s Samples, idx []int) []float64 {
+// walshOf returns the sorted Walsh averages of ln(num/den) over rounds idx.
+func walshOf(num, den []float64, idx []int) []float64 {
 	d := make([]float64, len(idx))
 	for a, i := range idx {
-		d[a] = math.Log(s.Candidate[i] / s.Base[i])
+		d[a] = math.Log(num[i] / den[i])
 	}
 	return walsh(d)
 }
@@ -752,13 +752,7 @@ func (lk *look) verdict(s Samples, opt Options, looks int) Verdict {
 	// stay those of B/A's test.
 	withheld := false
 	if nullShifted && lk.outcome != Undecided {
-		vsNull := func(idx []int) []float64 {
-			d2 := make([]float64, len(idx))
-			for a, i := range idx {
-				d2[a] = math.Log(s.Candidate[i] / s.Null[i])
-			}
-			return walsh(d2)
-		}
+		vsNull := func(idx []int) []float64 { return walshOf(s.Candidate, s.Null, idx) }
 		w2 := vsNull(lk.idx)
 		lo2, _ := bounds(w2, kUp)
 		_, hi2 := bounds(w2, kDown)
