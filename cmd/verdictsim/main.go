@@ -410,7 +410,9 @@ func writeTargets(w io.Writer, rep sim.Report) {
 	// No test decides in fewer than floor rounds, so 40% fewer than a fixed
 	// N below floor/0.6 is out of every method's reach: such cells are
 	// counted apart.
+	const target = 0.40
 	floor := float64(nullband.FewestRounds(0.95, true))
+	reachable := func(fixedN float64) bool { return (1-target)*fixedN >= floor }
 	var fewer, design []string
 	met, metDesign, n, nDesign := 0, 0, 0, 0
 	metReach, nReach, metDesignReach, nDesignReach := 0, 0, 0, 0
@@ -421,12 +423,12 @@ func writeTargets(w io.Writer, rep sim.Report) {
 		if n2 := designN(rep, s.Model, s.Method); !math.IsInf(n2, 1) && !math.IsNaN(n2) {
 			nDesign++
 			d := 1 - s.Savings.Seq.MeanRounds()/n2
-			if d >= 0.40 {
+			if d >= target {
 				metDesign++
 			}
-			if 0.6*n2 >= floor {
+			if reachable(n2) {
 				nDesignReach++
-				if d >= 0.40 {
+				if d >= target {
 					metDesignReach++
 				}
 			}
@@ -436,19 +438,19 @@ func writeTargets(w io.Writer, rep sim.Report) {
 			continue
 		}
 		n++
-		if s.Savings.Fewer >= 0.40 {
+		if s.Savings.Fewer >= target {
 			met++
 		}
 		f := pct(s.Savings.Fewer)
 		switch {
 		case math.IsInf(s.Savings.FixedN, 1):
 			f = fmt.Sprintf("fixed N > %d", cfg.Grid[len(cfg.Grid)-1])
-		case 0.6*s.Savings.FixedN < floor:
+		case !reachable(s.Savings.FixedN):
 			f += fmt.Sprintf(" (fixed N %.1f: out of reach)", s.Savings.FixedN)
 		}
-		if 0.6*s.Savings.FixedN >= floor {
+		if reachable(s.Savings.FixedN) {
 			nReach++
-			if s.Savings.Fewer >= 0.40 {
+			if s.Savings.Fewer >= target {
 				metReach++
 			}
 		}
