@@ -373,12 +373,12 @@ func Judge(s Samples, opt Options) (Verdict, error) {
 	if opt.MaxRounds == 0 {
 		lk := newLook(s, n, opt)
 		if lk.st != nil {
-			lk.fixedAligned(alpha, alphaEq, L)
+			lk.fixedAligned(alpha, alphaEq)
 		} else {
 			lk.kUp = critK(len(lk.d), alpha/2)
 			lk.kDown = lk.kUp
 			lk.kLo, lk.kHi = critK(len(lk.lo.idx), alphaEq), critK(len(lk.hi.idx), alphaEq)
-			lk.signedTests(L)
+			lk.signedTests()
 		}
 		lk.decide()
 		return lk.verdict(s, opt, 0), nil
@@ -436,7 +436,7 @@ func (q *signedSeq) look(lk *look, spentEff, spentEq float64) {
 	lk.kUp = q.eff.next(lk.idx, spentEff)
 	lk.kDown = lk.kUp
 	lk.kLo, lk.kHi = q.lo.next(lk.lo.idx, spentEq), q.hi.next(lk.hi.idx, spentEq)
-	lk.signedTests(lk.L)
+	lk.signedTests()
 }
 
 // alignedSeq is the sequential aligned-rank test: label-permutation
@@ -519,22 +519,22 @@ type look struct {
 }
 
 // signedTests sets the decisions of the signed-rank test from its indices.
-func (lk *look) signedTests(L float64) {
+func (lk *look) signedTests() {
 	lo, hi := lk.effBounds()
 	lk.slower, lk.faster = lo > 0, hi < 0
-	lk.eqLo = lk.kLo >= 1 && lk.kLo <= len(lk.lo.w) && lk.lo.w[lk.kLo-1] > -L
-	lk.eqHi = lk.kHi >= 1 && lk.kHi <= len(lk.hi.w) && lk.hi.w[len(lk.hi.w)-lk.kHi] < L
+	lk.eqLo = lk.kLo >= 1 && lk.kLo <= len(lk.lo.w) && lk.lo.w[lk.kLo-1] > -lk.L
+	lk.eqHi = lk.kHi >= 1 && lk.kHi <= len(lk.hi.w) && lk.hi.w[len(lk.hi.w)-lk.kHi] < lk.L
 }
 
 // fixedAligned runs the aligned-rank tests of a fixed sample.
-func (lk *look) fixedAligned(alpha, alphaEq, L float64) {
+func (lk *look) fixedAligned(alpha, alphaEq float64) {
 	lk.levUp, lk.levDown, lk.levLo, lk.levHi = alpha/2, alpha/2, alphaEq, alphaEq
 	lk.pUp, lk.pDown = lk.st.tails(0)
 	lk.pDone = true
 	lk.slower, lk.faster = lk.pUp <= lk.levUp, lk.pDown <= lk.levDown
 	if !lk.slower && !lk.faster {
-		upL, _ := lk.stLo.tails(-L)
-		_, downL := lk.stHi.tails(L)
+		upL, _ := lk.stLo.tails(-lk.L)
+		_, downL := lk.stHi.tails(lk.L)
 		lk.eqLo, lk.eqHi = upL <= lk.levLo, downL <= lk.levHi
 	}
 }
