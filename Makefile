@@ -10,9 +10,9 @@ STEP = bash scripts/step.sh
 # and LaTeX modules into the second, instrumented build that -race needs.
 # Commands and examples run without it (their tests build and run child
 # processes and are slow under -race).
-RACEPKGS = ./decodegap/... ./hostmon/... ./nullband/... ./interleave/... \
-	$$($(GO) list ./internal/... | grep -v '/internal/traceplot$$')
-OTHERPKGS = ./internal/traceplot ./prreport/... ./cmd/... ./examples/...
+RACEPKGS = ./decodegap/... ./hostmon/... ./nullband/... \
+	$$($(GO) list ./internal/... | grep -v -e '/internal/traceplot$$' -e '/internal/prreport$$')
+OTHERPKGS = ./internal/traceplot ./internal/prreport ./cmd/... ./examples/...
 
 .PHONY: test test-intro bench fmtcheck vet staticcheck unit deps
 

@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/gapbench/gapbench/interleave"
+	"github.com/gapbench/gapbench/internal/interleave"
 	"github.com/gapbench/gapbench/internal/testutil"
 	"github.com/gapbench/gapbench/nullband"
 )

@@ -18,7 +18,7 @@ import (
 	"golang.org/x/perf/benchfmt"
 
 	"github.com/gapbench/gapbench/hostmon"
-	"github.com/gapbench/gapbench/interleave"
+	"github.com/gapbench/gapbench/internal/interleave"
 	"github.com/gapbench/gapbench/internal/traceplot"
 	"github.com/gapbench/gapbench/nullband"
 )

@@ -21,7 +21,7 @@ import (
 	"golang.org/x/perf/benchmath"
 
 	"github.com/gapbench/gapbench/hostmon"
-	"github.com/gapbench/gapbench/interleave"
+	"github.com/gapbench/gapbench/internal/interleave"
 	"github.com/gapbench/gapbench/internal/testutil"
 )
 

@@ -18,7 +18,7 @@ import (
 	"github.com/gapbench/gapbench/decodegap"
 	"github.com/gapbench/gapbench/decodegap/ort"
 	"github.com/gapbench/gapbench/hostmon"
-	"github.com/gapbench/gapbench/interleave"
+	"github.com/gapbench/gapbench/internal/interleave"
 	"golang.org/x/perf/benchfmt"
 )
 

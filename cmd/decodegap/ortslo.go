@@ -13,7 +13,7 @@ import (
 	"golang.org/x/perf/benchfmt"
 
 	"github.com/gapbench/gapbench/decodegap"
-	"github.com/gapbench/gapbench/interleave"
+	"github.com/gapbench/gapbench/internal/interleave"
 )
 
 // searchArms runs decodegap.SearchRate for each arm in a process of its

@@ -17,10 +17,10 @@ import (
 	"github.com/prometheus/procfs"
 
 	"github.com/gapbench/gapbench/hostmon"
-	"github.com/gapbench/gapbench/interleave"
+	"github.com/gapbench/gapbench/internal/interleave"
 	"github.com/gapbench/gapbench/internal/verdicttext"
 	"github.com/gapbench/gapbench/nullband"
-	"github.com/gapbench/gapbench/prreport"
+	"github.com/gapbench/gapbench/internal/prreport"
 )
 
 func init() {

@@ -3,7 +3,7 @@ package main
 import (
 	"io"
 
-	"github.com/gapbench/gapbench/interleave"
+	"github.com/gapbench/gapbench/internal/interleave"
 	"github.com/gapbench/gapbench/internal/verdicttext"
 	"github.com/gapbench/gapbench/nullband"
 )

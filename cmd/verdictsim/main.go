@@ -1,5 +1,5 @@
 // Command verdictsim runs nullband's simulation suite (package
-// nullband/sim) and writes the accuracy tables as Markdown:
+// internal/sim) and writes the accuracy tables as Markdown:
 //
 //	go run ./cmd/verdictsim -out docs/verdict-accuracy.md
 //
@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/gapbench/gapbench/nullband"
-	"github.com/gapbench/gapbench/nullband/sim"
+	"github.com/gapbench/gapbench/internal/sim"
 )
 
 func main() {

@@ -13,7 +13,7 @@ import (
 	"golang.org/x/perf/benchfmt"
 	"golang.org/x/perf/benchunit"
 
-	"github.com/gapbench/gapbench/interleave"
+	"github.com/gapbench/gapbench/internal/interleave"
 	"github.com/gapbench/gapbench/internal/durfmt"
 	"github.com/gapbench/gapbench/nullband"
 )

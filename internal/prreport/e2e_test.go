@@ -12,7 +12,7 @@ import (
 
 	"golang.org/x/perf/benchfmt"
 
-	"github.com/gapbench/gapbench/interleave"
+	"github.com/gapbench/gapbench/internal/interleave"
 	"github.com/gapbench/gapbench/nullband"
 )
 

@@ -12,9 +12,9 @@ import (
 
 	"golang.org/x/perf/benchfmt"
 
-	"github.com/gapbench/gapbench/interleave"
+	"github.com/gapbench/gapbench/internal/interleave"
 	"github.com/gapbench/gapbench/nullband"
-	"github.com/gapbench/gapbench/nullband/sim"
+	"github.com/gapbench/gapbench/internal/sim"
 )
 
 // simRunner is a RoundRunner that returns round r of each job's
