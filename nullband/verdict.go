@@ -1,6 +1,10 @@
 package nullband
 
-import "golang.org/x/perf/benchmath"
+import (
+	"fmt"
+
+	"golang.org/x/perf/benchmath"
+)
 
 // Verdict is the judgement of B against A in one run. Ratios are B/A (or
 // A'/A); a ratio below 1 means B is faster.
@@ -96,37 +100,179 @@ func Judge(s Samples, opt Options) (Verdict, error) {
 	if err := s.check(); err != nil {
 		return Verdict{}, err
 	}
-	n := len(s.Base)
-	alpha, alphaEq := 1-opt.Confidence, 1-opt.EqConfidence
-	if opt.MaxRounds == 0 {
-		lk := newLook(s, n, opt)
-		lk.test.fixed(lk, alpha, alphaEq)
-		lk.decide()
-		return lk.verdict(s, opt, 0), nil
-	}
-
-	// Sequential: replay the looks up to the last round given, stopping
-	// at the first that decides.
-	last := min(n, opt.MaxRounds)
-	if last < opt.MinRounds {
-		v := newLook(s, last, opt).verdict(s, opt, 0)
-		v.Reasons = append(v.Reasons, Continuing)
-		return v, nil
-	}
-	seq := newSequential(s, last, opt)
-	looks := 0
-	for m := opt.MinRounds; ; m = min(m+opt.Every, opt.MaxRounds) {
+	d := newDesign(s, opt)
+	for m := d.first; ; m = d.next(m) {
 		lk := newLook(s, m, opt)
-		looks++
-		t := float64(m) / float64(opt.MaxRounds)
-		seq.look(lk, opt.Spending.spent(alpha, t, 2), opt.Spending.spent(alphaEq, t, 1))
-		lk.decide()
-		if lk.outcome != Undecided || m == last || min(m+opt.Every, opt.MaxRounds) > last {
-			v := lk.verdict(s, opt, looks)
-			if v.Outcome == Undecided && m < opt.MaxRounds && !v.Has(NullShifted) && !v.Has(TooManyQuarantined) {
-				v.Reasons = append(v.Reasons, Continuing)
-			}
-			return v, nil
+		d.decide(lk, m)
+		if d.final(lk, m) {
+			return d.finish(lk.verdict(s, opt, d.looks)), nil
 		}
 	}
+}
+
+// design is the plan of Judge's looks: one look at every round (a fixed
+// sample: MaxRounds 0), or sequential looks from MinRounds every Every
+// rounds up to the last round given (at most MaxRounds), stopping at the
+// first that decides. A sequential run given fewer rounds than MinRounds
+// gets one look at them that decides nothing (tooFew).
+type design struct {
+	opt            Options
+	alpha, alphaEq float64
+	first, last    int
+	seq            sequentialTest // nil for a fixed sample or tooFew
+	tooFew         bool
+	looks          int // sequential looks made so far
+}
+
+func newDesign(s Samples, opt Options) *design {
+	n := len(s.Base)
+	d := &design{opt: opt, alpha: 1 - opt.Confidence, alphaEq: 1 - opt.EqConfidence, first: n, last: n}
+	switch {
+	case opt.MaxRounds == 0:
+	case min(n, opt.MaxRounds) < opt.MinRounds:
+		d.tooFew, d.first, d.last = true, min(n, opt.MaxRounds), min(n, opt.MaxRounds)
+	default:
+		d.last = min(n, opt.MaxRounds)
+		d.first = opt.MinRounds
+		d.seq = newSequential(s, d.last, opt)
+	}
+	return d
+}
+
+// next returns the round of the look after the one at m.
+func (d *design) next(m int) int { return min(m+d.opt.Every, d.opt.MaxRounds) }
+
+// decide makes the look's decisions at m rounds.
+func (d *design) decide(lk *look, m int) {
+	switch {
+	case d.tooFew:
+	case d.seq == nil:
+		lk.test.fixed(lk, d.alpha, d.alphaEq)
+	default:
+		d.looks++
+		t := float64(m) / float64(d.opt.MaxRounds)
+		d.seq.look(lk, d.opt.Spending.spent(d.alpha, t, 2), d.opt.Spending.spent(d.alphaEq, t, 1))
+	}
+	lk.decide()
+}
+
+// final reports whether the look at m is the one Judge reports.
+func (d *design) final(lk *look, m int) bool {
+	return d.seq == nil || lk.outcome != Undecided || m == d.last || d.next(m) > d.last
+}
+
+// finish adds Continuing to the reported verdict of a sequential run
+// that can go on.
+func (d *design) finish(v Verdict) Verdict {
+	switch {
+	case d.tooFew:
+		v.Reasons = append(v.Reasons, Continuing)
+	case d.seq != nil && v.Outcome == Undecided &&
+		len(v.Rounds) < d.opt.MaxRounds && !v.Has(NullShifted) && !v.Has(TooManyQuarantined):
+		v.Reasons = append(v.Reasons, Continuing)
+	}
+	return v
+}
+
+// Options configures Judge. The zero Options is valid: 95%, δ = 2%, fixed
+// sample.
+type Options struct {
+	// Confidence is 1−α, the level of the interval that decides faster or
+	// slower; equivalence uses the (1−2α) interval (TOST) unless
+	// EqConfidence is set. Zero means 0.95.
+	Confidence float64
+	// EqConfidence, when set, is 1−α_eq for the equivalence test alone: it
+	// is judged on the (1−2α_eq) interval. JudgeFamily sets it to the
+	// family's nominal level while raising Confidence for Holm's
+	// procedure. Zero means Confidence.
+	EqConfidence float64
+	// Delta is the equivalence margin as a fraction: B/A within
+	// [1/(1+Delta), 1+Delta]. Zero means 0.02.
+	Delta float64
+	// MaxQuarantined is the largest share of complete rounds that may be
+	// quarantined (Contended or Extreme) before the verdict is undecided.
+	// Zero means 0.5; 1 never gives up.
+	MaxQuarantined float64
+	// MaxRounds > 0 selects sequential mode: Judge looks after every round
+	// from MinRounds to MaxRounds and stops at the first decided look,
+	// spending α over the looks (Spending). Zero judges all rounds once.
+	MaxRounds int
+	// MinRounds is the first look in sequential mode; zero means the
+	// fewest rounds that give a finite interval (at 95%: 4 with a null
+	// arm, 6 without), or MaxRounds
+	// when that is fewer.
+	MinRounds int
+	// Spending is the α-spending function of sequential mode.
+	Spending Spending
+	// Every is the number of rounds between sequential looks after the
+	// first (the last look is always at MaxRounds). Zero means 1.
+	Every int
+	// Extreme is the factor over the median spread beyond which a round is
+	// quarantined as Extreme. Zero means 3; +Inf never quarantines.
+	Extreme float64
+	// Replicates is the number of Monte Carlo permutation replicates
+	// behind the sequential boundaries. Zero means 4000.
+	Replicates int
+	// Seed seeds those replicates (deterministic for a given Seed).
+	Seed uint64
+}
+
+// withDefaults fills in the zero fields; threeArm says the samples have a
+// null arm (the aligned-rank test, whose fewest rounds differ).
+func (o Options) withDefaults(threeArm bool) Options {
+	if o.Confidence == 0 {
+		o.Confidence = 0.95
+	}
+	if o.EqConfidence == 0 {
+		o.EqConfidence = o.Confidence
+	}
+	if o.Delta == 0 {
+		o.Delta = 0.02
+	}
+	if o.MaxQuarantined == 0 {
+		o.MaxQuarantined = 0.5
+	}
+	if o.Extreme == 0 {
+		o.Extreme = 3
+	}
+	if o.Replicates == 0 {
+		o.Replicates = 4000
+	}
+	if o.Every == 0 {
+		o.Every = 1
+	}
+	if o.MinRounds == 0 {
+		o.MinRounds = minRoundsFor((1 - o.Confidence) / 2)
+		if threeArm {
+			o.MinRounds = alignedMinRounds((1 - o.Confidence) / 2)
+		}
+		if o.MaxRounds > 0 && o.MinRounds > o.MaxRounds {
+			// Too few rounds for any interval at this level: the one
+			// look, at MaxRounds, says so (TooFewRounds).
+			o.MinRounds = o.MaxRounds
+		}
+	}
+	return o
+}
+
+func (o Options) validate() error {
+	switch {
+	case !(o.Confidence > 0.5 && o.Confidence < 1):
+		return fmt.Errorf("nullband: Options.Confidence %v: want a value in (0.5, 1), e.g. 0.95", o.Confidence)
+	case !(o.EqConfidence > 0.5 && o.EqConfidence < 1):
+		return fmt.Errorf("nullband: Options.EqConfidence %v: want a value in (0.5, 1), or 0 for Confidence", o.EqConfidence)
+	case !(o.Delta > 0):
+		return fmt.Errorf("nullband: Options.Delta %v: want a fraction > 0, e.g. 0.02", o.Delta)
+	case !(o.MaxQuarantined > 0 && o.MaxQuarantined <= 1):
+		return fmt.Errorf("nullband: Options.MaxQuarantined %v: want a share in (0, 1]", o.MaxQuarantined)
+	case !(o.Extreme > 1):
+		return fmt.Errorf("nullband: Options.Extreme %v: want a factor > 1", o.Extreme)
+	case o.MaxRounds < 0, o.Replicates < 0, o.Every < 0:
+		return fmt.Errorf("nullband: Options.MaxRounds %d, Replicates %d, Every %d: want ≥ 0", o.MaxRounds, o.Replicates, o.Every)
+	case o.MaxRounds > 0 && (o.MinRounds < 1 || o.MinRounds > o.MaxRounds):
+		return fmt.Errorf("nullband: Options.MinRounds %d: want 1 … MaxRounds (%d)", o.MinRounds, o.MaxRounds)
+	case o.Spending != Pocock && o.Spending != OBrienFleming:
+		return fmt.Errorf("nullband: Options.Spending %v: unknown", o.Spending)
+	}
+	return nil
 }
