@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
 
 	"golang.org/x/perf/benchfmt"
 
@@ -517,8 +518,9 @@ func judgeFile(f interleaveFlags, arms []string, stdout io.Writer) error {
 		return err
 	}
 	if f.plot != "" {
-		for _, row := range rows {
-			path := plotPath(f.plot, row, len(rows))
+		paths := plotPaths(f.plot, rows)
+		for i, row := range rows {
+			path := paths[i]
 			if err := traceplot.Verdict(verdictData(row, base), path); err != nil {
 				return fmt.Errorf("-plot %s: %v", f.plot, err)
 			}
@@ -537,15 +539,58 @@ func judgeFile(f interleaveFlags, arms []string, stdout io.Writer) error {
 	return nil
 }
 
-// plotPath is the -plot file for row: the flag's value itself when there is
-// one verdict, else with "-CANDIDATE-UNIT" before the extension.
-func plotPath(plot string, row judged, rows int) string {
-	if rows == 1 {
-		return plot
+// plotPaths returns the -plot file of each row: the flag's value itself
+// when there is one verdict, else with "-BENCHMARK-CANDIDATE-UNIT" before
+// the extension (the benchmark only when the rows hold more than one),
+// reduced to characters safe in a file name, and numbered when two rows
+// would still share a name, so that no picture overwrites another.
+func plotPaths(plot string, rows []judged) []string {
+	if len(rows) == 1 {
+		return []string{plot}
+	}
+	benches := map[string]bool{}
+	for _, r := range rows {
+		benches[r.Set.Benchmark] = true
 	}
 	ext := filepath.Ext(plot)
-	tag := strings.NewReplacer("/", "_", " ", "_").Replace(row.Set.Candidate + "-" + row.Set.Unit)
-	return strings.TrimSuffix(plot, ext) + "-" + tag + ext
+	safe := func(s string) string {
+		return strings.Map(func(r rune) rune {
+			if r == '-' || r == '.' || r == '_' || r == '=' || unicode.IsLetter(r) || unicode.IsDigit(r) {
+				return r
+			}
+			return '_'
+		}, s)
+	}
+	seen := map[string]int{}
+	paths := make([]string, len(rows))
+	for i, r := range rows {
+		tag := r.Set.Candidate + "-" + r.Set.Unit
+		if len(benches) > 1 {
+			tag = strings.TrimPrefix(r.Set.Benchmark, "Benchmark") + "-" + tag
+		}
+		tag = safe(tag)
+		if n := seen[tag]; n > 0 {
+			seen[tag]++
+			tag = fmt.Sprintf("%s-%d", tag, n+1)
+		} else {
+			seen[tag] = 1
+		}
+		paths[i] = strings.TrimSuffix(plot, ext) + "-" + tag + ext
+	}
+	return paths
+}
+
+// verdictLabel is the verdict's outcome with its reasons, if any, for the
+// picture's title: "slower", "undecided (straddles)".
+func verdictLabel(v nullband.Verdict) string {
+	if len(v.Reasons) == 0 {
+		return v.Outcome.String()
+	}
+	rs := make([]string, len(v.Reasons))
+	for i, r := range v.Reasons {
+		rs[i] = r.String()
+	}
+	return v.Outcome.String() + " (" + strings.Join(rs, ", ") + ")"
 }
 
 // verdictData turns a verdict into the picture's data: the rounds that have
@@ -556,7 +601,7 @@ func verdictData(row judged, base string) traceplot.VerdictData {
 	d := traceplot.VerdictData{
 		Title: row.Set.Benchmark, ArmA: base, ArmB: row.Set.Candidate, Metric: row.Set.Unit,
 		Ratio: v.Ratio, CILow: v.Lo, CIHigh: v.Hi, CILevel: v.Confidence,
-		Verdict: fmt.Sprint(v.Outcome, v.Reasons),
+		Verdict: verdictLabel(v),
 	}
 	for _, r := range v.Rounds {
 		if r.Ratio > 0 && !math.IsInf(r.Ratio, 0) {

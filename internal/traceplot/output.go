@@ -50,13 +50,15 @@ func newCanvas(format string, w, h vg.Length) (vg.CanvasWriterTo, error) {
 }
 
 // writeFile writes a picture to path with write, in the format of path's
-// extension. On failure it removes the partial file.
+// extension. It writes a new file beside path and renames it over path, so
+// that a planted symlink at path is replaced, never written through, and a
+// reader never sees a half-written picture. On failure path is untouched.
 func writeFile(path string, write func(w io.Writer, format string) error) error {
 	format, err := FormatOf(path)
 	if err != nil {
 		return err
 	}
-	f, err := os.Create(path)
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
 	if err != nil {
 		return fmt.Errorf("traceplot: %w", err)
 	}
@@ -64,11 +66,45 @@ func writeFile(path string, write func(w io.Writer, format string) error) error 
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
+	if err == nil {
+		// CreateTemp makes the file 0600: a picture is for others to read.
+		err = os.Chmod(f.Name(), 0o644)
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
 	if err != nil {
-		os.Remove(path)
-		return err
+		os.Remove(f.Name())
+		return fmt.Errorf("traceplot: %w", err)
 	}
 	return nil
+}
+
+// xmlSafe passes an SVG through with the bytes XML 1.0 forbids in any form
+// (the control characters but tab, newline and carriage return, which a
+// benchmark name can hold) replaced by '?', so that the picture parses as
+// XML. A UTF-8 multi-byte sequence never holds such a byte.
+type xmlSafe struct{ w io.Writer }
+
+func (x xmlSafe) Write(p []byte) (int, error) {
+	q := p
+	for i, c := range p {
+		if c < 0x20 && c != '\t' && c != '\n' && c != '\r' {
+			if &q[0] == &p[0] {
+				q = append([]byte(nil), p...)
+			}
+			q[i] = '?'
+		}
+	}
+	return x.w.Write(q)
+}
+
+// pictureWriter returns w for format, made XML-safe for SVG.
+func pictureWriter(w io.Writer, format string) io.Writer {
+	if format == "svg" {
+		return xmlSafe{w}
+	}
+	return w
 }
 
 // BesidePath returns the path of the picture drawn beside the trace file

@@ -118,7 +118,7 @@ func WriteTrace(w io.Writer, t *trace.Trace, format string) error {
 			Max: vg.Point{X: dc.Max.X - vg.Millimeter, Y: data.Max.Y},
 		}})
 	}
-	if _, err := c.WriteTo(w); err != nil {
+	if _, err := c.WriteTo(pictureWriter(w, format)); err != nil {
 		return fmt.Errorf("traceplot: writing the %s picture: %w", format, err)
 	}
 	return nil

@@ -115,7 +115,7 @@ func WriteVerdict(w io.Writer, v VerdictData, format string) error {
 		return err
 	}
 	verdictPlot(&v).Draw(draw.New(c))
-	if _, err := c.WriteTo(w); err != nil {
+	if _, err := c.WriteTo(pictureWriter(w, format)); err != nil {
 		return fmt.Errorf("traceplot: writing the %s picture: %w", format, err)
 	}
 	return nil
@@ -199,7 +199,7 @@ func verdictPlot(v *VerdictData) *plot.Plot {
 		p.Add(bar, est)
 		ciName := labelCI
 		if v.CILevel > 0 {
-			ciName = fmt.Sprintf("%g%% %s", 100*v.CILevel, labelCI)
+			ciName = fmt.Sprintf("%.4g%% %s", 100*v.CILevel, labelCI)
 		}
 		p.Legend.Add(fmt.Sprintf("%s %.4g, %s [%.4g, %.4g]", labelEstimate, v.Ratio, ciName, v.CILow, v.CIHigh), est)
 	}
