@@ -17,8 +17,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gapbench/gapbench/nullband"
 	"github.com/gapbench/gapbench/internal/sim"
+	"github.com/gapbench/gapbench/nullband"
 )
 
 func main() {

@@ -15,9 +15,9 @@ import (
 	"golang.org/x/perf/benchmath"
 
 	"github.com/gapbench/gapbench/internal/interleave"
+	"github.com/gapbench/gapbench/internal/sim"
 	"github.com/gapbench/gapbench/internal/verdicttext"
 	"github.com/gapbench/gapbench/nullband"
-	"github.com/gapbench/gapbench/internal/sim"
 )
 
 func row(name string, o nullband.Outcome, ratio, lo, hi, mde float64) Row {

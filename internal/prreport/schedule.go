@@ -13,8 +13,8 @@ import (
 	"golang.org/x/perf/benchfmt"
 	"golang.org/x/perf/benchunit"
 
-	"github.com/gapbench/gapbench/internal/interleave"
 	"github.com/gapbench/gapbench/internal/durfmt"
+	"github.com/gapbench/gapbench/internal/interleave"
 	"github.com/gapbench/gapbench/nullband"
 )
 

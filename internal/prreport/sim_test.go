@@ -13,8 +13,8 @@ import (
 	"golang.org/x/perf/benchfmt"
 
 	"github.com/gapbench/gapbench/internal/interleave"
-	"github.com/gapbench/gapbench/nullband"
 	"github.com/gapbench/gapbench/internal/sim"
+	"github.com/gapbench/gapbench/nullband"
 )
 
 // simRunner is a RoundRunner that returns round r of each job's
