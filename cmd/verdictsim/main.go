@@ -97,8 +97,7 @@ func methodNames(rep sim.Report) []string {
 
 func writeDoc(w io.Writer, rep sim.Report, cmdline string, date time.Time, took time.Duration) {
 	cfg := rep.Config
-	names := methodNames(rep)
-	p := func(format string, a ...any) { fmt.Fprintf(w, format, a...) }
+	p := printer(func(format string, a ...any) { fmt.Fprintf(w, format, a...) })
 
 	p("# Verdict accuracy: simulation\n\n")
 	p("Generated %s by\n\n", date.Format("2006-01-02 15:04 UTC"))
@@ -128,6 +127,18 @@ func writeDoc(w io.Writer, rep sim.Report, cmdline string, date time.Time, took 
 	}
 	p("\n")
 
+	docAA(p, rep)
+	docPower(p, rep)
+	docFamilies(p, rep)
+	docMargins(p, rep)
+	docSequential(p, rep)
+	writeTargets(w, rep)
+}
+
+// docAA writes the A/A table: false calls and equivalence.
+func docAA(p printer, rep sim.Report) {
+	cfg := rep.Config
+	names := methodNames(rep)
 	// A/A.
 	p("## A/A (effect 0): false positives and equivalence\n\n")
 	p("FPR: share of trials called faster or slower. ≡: share called equivalent (verdict: within ±2%%; band: \"inside\", which had no ±δ bound; utest: no such answer).\n\n")
@@ -154,7 +165,12 @@ func writeDoc(w io.Writer, rep sim.Report, cmdline string, date time.Time, took 
 			p("\n")
 		}
 	}
+}
 
+// docPower writes the power table, and the wrong-direction calls.
+func docPower(p printer, rep sim.Report) {
+	cfg := rep.Config
+	names := methodNames(rep)
 	// Power.
 	p("\n## Power: B slower by the effect\n\n")
 	p("Share of trials called slower (the right call). Wrong-direction calls (faster), when any, are listed under the table.\n\n")
@@ -189,7 +205,10 @@ func writeDoc(w io.Writer, rep sim.Report, cmdline string, date time.Time, took 
 	if len(wrong) > 0 {
 		p("\nWrong direction: %s.\n", strings.Join(wrong, "; "))
 	}
+}
 
+// docFamilies writes the table of an arm's metrics judged as one family.
+func docFamilies(p printer, rep sim.Report) {
 	// Families.
 	if len(rep.Families) > 0 {
 		p("\n## An arm's metrics as one family (Holm)\n\n")
@@ -209,7 +228,11 @@ func writeDoc(w io.Writer, rep sim.Report, cmdline string, date time.Time, took 
 			}
 		}
 	}
+}
 
+// docMargins writes the table of calls at the margin of equivalence.
+func docMargins(p printer, rep sim.Report) {
+	cfg := rep.Config
 	// At the margin.
 	if len(rep.Margins) > 0 {
 		p("\n## At the margin: B/A exactly 1.02 or 1/1.02\n\n")
@@ -223,7 +246,11 @@ func writeDoc(w io.Writer, rep sim.Report, cmdline string, date time.Time, took 
 			p("| %s | %.4f | %s | %s | %s | %s | %s |\n", m.Model, 1+m.Effect, r, m.Method, pct(m.Counts.Rate(sim.Equivalent)), pct(m.Counts.Rate(sim.Slower)), pct(m.Counts.Rate(sim.Faster)))
 		}
 	}
+}
 
+// docSequential writes the table of the sequential mode.
+func docSequential(p printer, rep sim.Report) {
+	cfg := rep.Config
 	// Sequential.
 	if len(rep.Seq) > 0 {
 		p("\n## Sequential mode (Options.MaxRounds = %d)\n\n", cfg.MaxRounds)
@@ -244,8 +271,6 @@ func writeDoc(w io.Writer, rep sim.Report, cmdline string, date time.Time, took 
 				pct(sv.Seq.Rate(sim.Target(s.Effect))), pct(sim.Wrong(sv.Seq, s.Effect)), sv.Seq.MeanRounds(), fixedN, fewer, design)
 		}
 	}
-
-	writeTargets(w, rep)
 }
 
 // designN is the fixed N that matches model's sequential power at a 2%
@@ -281,18 +306,32 @@ func writeTargets(w io.Writer, rep sim.Report) {
 	if _, ok := rep.Find(rep.Config.Models[0].Name, 0, rep.Config.Rounds[0], v); !ok {
 		return
 	}
-	cfg := rep.Config
-	p := func(format string, a ...any) { fmt.Fprintf(w, format, a...) }
-	yes := func(ok bool) string {
-		if ok {
-			return "yes"
-		}
-		return "**no**"
-	}
+	p := printer(func(format string, a ...any) { fmt.Fprintf(w, format, a...) })
 	p("\n## Targets (issue 9)\n\n")
 	p("A rate meets a target of at most (at least) p when it lies below p + margin (above p − margin), the margin being the binomial 95%% half-width at p for the cell's trials; where one row checks many cells at once, the margin's z is Bonferroni's for that many cells (\"family\").\n\n")
 	p("| target | measured | met |\n|---|---|---|\n")
 
+	targetsFPR(p, rep)
+	targetsCalls(p, rep)
+	targetsPower(p, rep)
+	targetsSequential(p, rep)
+}
+
+// printer writes one formatted piece of the document.
+type printer func(format string, a ...any)
+
+// yes is a target row's "met" cell.
+func yes(ok bool) string {
+	if ok {
+		return "yes"
+	}
+	return "**no**"
+}
+
+// targetsFPR writes the false-call rows: fixed, sequential, families, at the margin.
+func targetsFPR(p printer, rep sim.Report) {
+	const v = "verdict"
+	cfg := rep.Config
 	// FPR under every model: one family of checks per table.
 	worst, where := -1.0, ""
 	cells := 0
@@ -354,6 +393,12 @@ func writeTargets(w io.Writer, rep sim.Report) {
 		}
 	}
 
+}
+
+// targetsCalls writes the rows of single cells: power at 5% and 2%, A/A equivalence.
+func targetsCalls(p printer, rep sim.Report) {
+	const v = "verdict"
+	cfg := rep.Config
 	at := func(model string, e float64, r int, call sim.Call, goal float64, label string) {
 		c, ok := rep.Find(model, e, r, v)
 		if !ok {
@@ -376,10 +421,15 @@ func writeTargets(w io.Writer, rep sim.Report) {
 		at(m.Name, 0, 20, sim.Equivalent, 0.80, label)
 	}
 
+}
+
+// targetsPower writes the row of power against the U-test.
+func targetsPower(p printer, rep sim.Report) {
+	const v = "verdict"
 	// Power ≥ the U-test's for every effect ≥ 2%: a McNemar test on the
 	// trials where only one of the two made the right call.
 	var below []string
-	cells = 0
+	cells := 0
 	for _, f := range rep.Fixed {
 		if f.Method == v && f.Effect >= 0.02 {
 			cells++
@@ -406,6 +456,12 @@ func writeTargets(w io.Writer, rep sim.Report) {
 	}
 	p("| power ≥ the U-test's for every effect ≥ 2%% (all models, 10 and 20 rounds; short = the U-test right and the verdict not in more trials than the reverse, beyond chance: McNemar, family z %.2f) | %s | %s |\n", z, msg, yes(len(below) == 0))
 
+}
+
+// targetsSequential writes the rows of the sequential savings.
+func targetsSequential(p printer, rep sim.Report) {
+	const v = "verdict"
+	cfg := rep.Config
 	// Sequential savings.
 	// No test decides in fewer than floor rounds, so 40% fewer than a fixed
 	// N below floor/0.6 is out of every method's reach: such cells are
