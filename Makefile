@@ -11,8 +11,8 @@ STEP = bash scripts/step.sh
 # Commands and examples run without it (their tests build and run child
 # processes and are slow under -race).
 RACEPKGS = ./decodegap/... ./hostmon/... ./nullband/... \
-	$$($(GO) list ./internal/... | grep -v -e '/internal/traceplot$$' -e '/internal/prreport$$')
-OTHERPKGS = ./internal/traceplot ./internal/prreport ./cmd/... ./examples/...
+	$$($(GO) list ./internal/... | grep -v -e '/internal/traceplot$$' -e '/internal/prreport$$' -e '/internal/chaos$$')
+OTHERPKGS = ./internal/traceplot ./internal/prreport ./internal/chaos ./cmd/... ./examples/...
 
 .PHONY: test test-intro bench fmtcheck vet staticcheck unit deps
 

@@ -2,6 +2,8 @@ package trace
 
 import (
 	"errors"
+	"path/filepath"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -27,4 +29,13 @@ func TestReadBoundsALine(t *testing.T) {
 	assert.Equal(t, 1, se.Line)
 	assert.Contains(t, se.Msg, "a line over 4194304 bytes")
 	assert.LessOrEqual(t, z.read, MaxLineBytes+2*64<<10)
+}
+
+// A fifo is refused at once, without waiting for a writer.
+func TestReadFileRefusesAFifo(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "t.jsonl")
+	require.NoError(t, syscall.Mkfifo(p, 0o600))
+	_, err := ReadFile(p)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "not a regular file")
 }

@@ -9,6 +9,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"syscall"
 )
 
 // maxPrealloc caps the samples preallocated from the header's iteration
@@ -31,12 +32,19 @@ func Read(r io.Reader) (*Trace, error) {
 }
 
 // ReadFile reads the trace file at path; a *SyntaxError names the file.
+// path must be a regular file: a fifo or a device is refused without
+// waiting for a writer or reading without end.
 func ReadFile(path string) (*Trace, error) {
-	f, err := os.Open(path)
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
+	if fi, err := f.Stat(); err != nil {
+		return nil, err
+	} else if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: not a regular file (%v): a trace is a file written by DECODEGAP_TRACE", path, fi.Mode().Type())
+	}
 	return read(f, path)
 }
 
