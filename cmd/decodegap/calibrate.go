@@ -45,7 +45,12 @@ TARGET is a test binary or a package directory (built with 'go test -c');
 arguments after it inside the same shell word go to every run:
   decodegap calibrate -benchtime 2000x './examples/trials -work=100'
 
-Exit status: 0 when every round ran, 1 when a run failed, 2 for bad usage,
+Each run is its own process group. A run still going after -run-timeout is
+stopped; a run that crashes, times out or prints no or malformed results is
+lost (named on stderr and in -o), and the rounds go on; more than
+-max-failed lost runs stop them.
+
+Exit status: 0 when every round ran, 1 when a run was lost, 2 for bad usage,
 130 when interrupted.
 
 flags:
@@ -67,6 +72,8 @@ func runCalibrate(args []string, stdout, stderr io.Writer) int {
 	lock := fs.Bool("lock", true, "hold the host lock while running (see 'decodegap lock')")
 	lockPath := fs.String("lock-path", hostmon.DefaultLockPath(), "host lock `file`")
 	screen := fs.Bool("screen", true, "screen the host over each run (the screen: line of -o)")
+	var rf runFlags
+	rf.register(fs, "run")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -83,6 +90,9 @@ func runCalibrate(args []string, stdout, stderr io.Writer) int {
 	}
 	if *rounds < 1 {
 		return usageErr("-rounds %d: need at least 1 (%d or more for an MDE)", *rounds, fewestRounds)
+	}
+	if err := rf.check(); err != nil {
+		return usageErr("%v", err)
 	}
 	fields := strings.Fields(fs.Arg(0))
 	if len(fields) == 0 {
@@ -133,7 +143,13 @@ func runCalibrate(args []string, stdout, stderr io.Writer) int {
 		defer unlock()
 	}
 	fmt.Fprintf(stderr, "decodegap calibrate: %d runs (a, a2 and null × %d rounds, seed %d) of %s\n", plan.Runs(), *rounds, *seed, strings.Join(cmdArgs, " "))
-	runner := &interleave.Runner{Plan: plan, Out: sink, Progress: stderr}
+	runner := &interleave.Runner{Plan: plan, Out: sink, Progress: stderr, Timeout: rf.runnerTimeout(), MaxFailed: rf.maxFailed,
+		OnRun: func(r interleave.Run) bool {
+			if r.Err != nil {
+				fmt.Fprintf(stderr, "decodegap calibrate: lost %s\n", lostLine(r.Err))
+			}
+			return false
+		}}
 	if *screen {
 		if sc, why := newScreener(); sc != nil {
 			runner.Screener = sc
@@ -145,9 +161,19 @@ func runCalibrate(args []string, stdout, stderr io.Writer) int {
 	}
 	runs, runErr := runner.Run(ctx)
 	status := 0
+	lost := 0
+	for _, r := range runs {
+		if r.Err != nil {
+			lost++
+		}
+	}
+	if lost > 0 {
+		fmt.Fprintf(stderr, "decodegap calibrate: %d of %d runs lost; the MDE is from the rest\n", lost, len(runs))
+		status = 1
+	}
 	if runErr != nil {
 		if ctx.Err() == nil {
-			fmt.Fprintf(stderr, "decodegap calibrate: %v\n", runErr)
+			fmt.Fprintf(stderr, "decodegap calibrate: more than -max-failed %d runs lost, so the rest were not run: %v\n", rf.maxFailed, runErr)
 			return 1
 		}
 		fmt.Fprintf(stderr, "decodegap calibrate: %v; judging the %d finished runs\n", runErr, len(runs))

@@ -139,6 +139,7 @@ func runInterleave(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&f.lockPath, "lock-path", hostmon.DefaultLockPath(), "host lock `file`")
 	fs.BoolVar(&f.screen, "screen", true, "screen the host for contention over each run (screen: line)")
 	fs.DurationVar(&f.timeout, "timeout", 10*time.Minute, "stop a run still going after `duration` and count it lost; 0 means no limit")
+	fs.DurationVar(&f.timeout, "run-timeout", 10*time.Minute, "the same as -timeout: the `duration` flag every command that runs benchmarks shares")
 	fs.IntVar(&f.maxFailed, "max-failed", 3, "stop the rounds after more than `n` lost runs (crashed, timed out, no or malformed results)")
 	fs.StringVar(&f.plot, "plot", "", "also draw each verdict to `file` (.svg or .png): per-round ratios, the null band, the CI; with several verdicts, the candidate and unit are added to the name")
 	if err := fs.Parse(args); err != nil {
@@ -291,7 +292,7 @@ func runInterleave(args []string, stdout, stderr io.Writer) int {
 	}
 	var written []*benchfmt.Result // every result written, for -until-decided
 	decidedAt := 0
-	runner := &interleave.Runner{Plan: plan, Out: file, Progress: stderr, Timeout: f.timeout, MaxFailed: f.maxFailed,
+	runner := &interleave.Runner{Plan: plan, Out: file, Progress: stderr, Timeout: runnerTimeout(f.timeout), MaxFailed: f.maxFailed,
 		OnRun: func(r interleave.Run) bool {
 			if r.Err != nil {
 				fmt.Fprintf(stderr, "decodegap interleave: lost %s\n%v\n", lostLine(r.Err), r.Err)

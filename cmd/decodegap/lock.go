@@ -11,7 +11,10 @@ import (
 	"os/signal"
 	"syscall"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/gapbench/gapbench/hostmon"
+	"github.com/gapbench/gapbench/internal/runner"
 )
 
 func init() {
@@ -25,11 +28,16 @@ const lockUsage = `usage: decodegap lock [-path P] [-timeout D] -- CMD [ARGS...]
 
 Takes the host lock (an exclusive flock on P; while another process holds it,
 says which and waits), runs CMD with ARGS in its own process group, releases
-the lock and exits with CMD's exit status. SIGINT and SIGTERM sent to
-decodegap lock (Ctrl-C at the terminal) are passed on to CMD's process group;
-CMD decides what to do, and the lock is released when it exits. A holder that
-died has released the lock already: its successor takes over.
-'decodegap interleave' takes the same lock.
+the lock and exits with CMD's exit status. When standard input is the
+terminal, CMD's group is given the terminal's foreground (so CMD can read
+it and Ctrl-C reaches it directly), and decodegap lock takes it back when
+CMD ends. SIGINT, SIGTERM and SIGHUP sent to decodegap lock are passed on to
+CMD's process group; CMD decides what to do. When CMD ends, whatever is left
+in its group is killed, and only then is the lock released. If decodegap
+lock itself is killed (SIGKILL), CMD is killed too (a parent-death signal),
+and CMD holds the lock (its descriptor is inherited) until it is gone.
+A holder that died has released the lock already: its successor takes over.
+'decodegap interleave', 'ort', 'calibrate' and 'pr' take the same lock.
 
 Exit status: CMD's (128+N when a signal N ended it); 1 when the lock could
 not be taken (within -timeout) or CMD could not start; 2 for bad usage; 130
@@ -67,31 +75,43 @@ func runLock(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer l.Unlock()
-	// From here SIGINT and SIGTERM go to the command: caught (not
-	// ignored, which the command would inherit across exec) and passed on
-	// to its process group.
+	// From here the signals go to the command: caught (not ignored,
+	// which the command would inherit across exec) and passed on to its
+	// process group.
 	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	signal.Notify(sigs, runner.Signals...)
 	defer signal.Stop(sigs)
 	stop()
 	cmd := exec.Command(fl.Arg(0), fl.Args()[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, stdout, stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
+	// The command holds the lock too, so that the lock outlives
+	// decodegap lock until the command is gone.
+	cmd.ExtraFiles = []*os.File{l.File()}
+	tty, fg := foregroundTTY()
+	if fg {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Foreground: true, Ctty: tty}
+	}
+	if err := runner.Start(cmd); err != nil {
 		fmt.Fprintf(stderr, "decodegap lock: %v\n", err)
 		return 1
 	}
+	if fg {
+		defer takeForeground(tty)
+	}
+	pid := cmd.Process.Pid
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	for {
 		select {
 		case sig := <-sigs:
-			_ = syscall.Kill(-cmd.Process.Pid, sig.(syscall.Signal))
+			_ = syscall.Kill(-pid, sig.(syscall.Signal))
 			continue
 		case err = <-done:
 		}
 		break
 	}
+	// Whatever the command left in its group goes before the lock does.
+	_ = syscall.Kill(-pid, syscall.SIGKILL)
 	var exit *exec.ExitError
 	switch {
 	case errors.As(err, &exit):
@@ -104,6 +124,27 @@ func runLock(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// foregroundTTY returns standard input's descriptor and true when it is a
+// terminal whose foreground process group is this process's: the command
+// can then be given the foreground.
+func foregroundTTY() (int, bool) {
+	fd := int(os.Stdin.Fd())
+	pgrp, err := unix.IoctlGetInt(fd, unix.TIOCGPGRP)
+	if err != nil {
+		return -1, false
+	}
+	return fd, pgrp == unix.Getpgrp()
+}
+
+// takeForeground gives the terminal's foreground back to this process's
+// group. A background process that calls tcsetpgrp is sent SIGTTOU, which
+// would stop it, unless it ignores the signal: ignore it for the call.
+func takeForeground(tty int) {
+	signal.Ignore(syscall.SIGTTOU)
+	defer signal.Reset(syscall.SIGTTOU)
+	_ = unix.IoctlSetPointerInt(tty, unix.TIOCSPGRP, unix.Getpgrp())
 }
 
 // holdHostLock takes the host lock at path for the command name

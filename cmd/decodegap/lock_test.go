@@ -67,7 +67,7 @@ func TestLockCommandDoesNotIgnoreInterrupt(t *testing.T) {
 	assert.Zero(t, mask&(1<<(int(syscall.SIGINT)-1)), "SIGINT is ignored in the command: SigIgn %s", f[1])
 }
 
-// SIGINT and SIGTERM to decodegap lock reach the command's process group,
+// SIGINT, SIGHUP and SIGTERM to decodegap lock reach the command's process group,
 // and decodegap lock exits with the command's status, releasing the lock.
 func TestLockCommandForwardsSignals(t *testing.T) {
 	bin := buildDecodegap(t)
@@ -77,6 +77,7 @@ func TestLockCommandForwardsSignals(t *testing.T) {
 		code   int
 	}{
 		{syscall.SIGINT, "echo ready >&2; exec sleep 300", 130},
+		{syscall.SIGHUP, "echo ready >&2; exec sleep 300", 129},
 		{syscall.SIGTERM, `trap 'echo got TERM >&2; exit 7' TERM; echo ready >&2; while :; do sleep 0.05; done`, 7},
 	} {
 		path := filepath.Join(t.TempDir(), "host.lock")

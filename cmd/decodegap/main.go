@@ -15,10 +15,10 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"sort"
-	"syscall"
 	"time"
+
+	"github.com/gapbench/gapbench/internal/runner"
 )
 
 // command is one subcommand of decodegap.
@@ -56,10 +56,10 @@ func dispatch(args []string, stdout, stderr io.Writer) int {
 	return c.run(args[1:], stdout, stderr)
 }
 
-// interruptible returns a context that ends on SIGINT or SIGTERM, and after
-// d when d > 0; stop releases it.
+// interruptible returns a context that ends on SIGINT, SIGTERM or SIGHUP
+// (runner.Signals, handled alike), and after d when d > 0; stop releases it.
 func interruptible(d time.Duration) (ctx context.Context, stop func()) {
-	ctx, stopSignals := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	ctx, stopSignals := runner.NotifyContext(context.Background())
 	if d <= 0 {
 		return ctx, stopSignals
 	}

@@ -70,8 +70,13 @@ child processes' logs (steady state, thread census) to -o's name + .log; the
 verdict table and the benchstat command lines are printed at the end.
 The mapping of onnxruntime_perf_test's and llama-bench's flags is in docs/ort.md.
 
-Exit status: 0 when every round ran, 1 when a run or parity failed, 2 for bad
-usage, 130 when interrupted.
+Each block is its own process group. A block still going after -run-timeout
+is stopped; a block that crashes, times out or prints no or malformed results
+is lost (named on stderr and in -o), and the rounds go on; more than
+-max-failed lost blocks stop them.
+
+Exit status: 0 when every round ran, 1 when a block was lost or parity
+failed, 2 for bad usage, 130 when interrupted.
 
 flags:
 `
@@ -118,6 +123,8 @@ type ortFlags struct {
 	search     bool
 	maxRate    float64
 	child      string
+	// run is -run-timeout and -max-failed.
+	run runFlags
 }
 
 // ortChild is what a child process runs: one arm's block. The parent
@@ -194,6 +201,7 @@ func runORT(args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&f.open, "open", false, "open loop: -gap is the mean time between arrivals scheduled in advance (per session), steps queue behind an overrun, and response times are reported (resp-p99-ns/op, ...)")
 	fs.BoolVar(&f.search, "search", false, "with -slo: instead of rounds, search each arm's highest arrival rate per session that meets the objective (open loop, from 1/-gap, bracketing then bisecting; one process per arm, every probe -benchtime steps, all into -o)")
 	fs.Float64Var(&f.maxRate, "max-rate", 0, "with -search, the highest arrival `rate` per second probed (0: no cap)")
+	f.run.register(fs, "block")
 	fs.StringVar(&f.child, "child", "", "internal: run one arm's block as a benchmark process (`JSON`)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -261,6 +269,9 @@ func runORT(args []string, stdout, stderr io.Writer) int {
 		f.rounds = f.maxRounds
 	}
 	if _, err := gapKind(f.gapKind); err != nil {
+		return usageErr("%v", err)
+	}
+	if err := f.run.check(); err != nil {
 		return usageErr("%v", err)
 	}
 	if !(f.delta > 0 && f.delta < 1) {
@@ -382,8 +393,12 @@ func runORT(args []string, stdout, stderr io.Writer) int {
 	var written []*benchfmt.Result // every result written, for -until-decided
 	decidedAt := 0
 	runner := &interleave.Runner{Plan: plan, Out: file, Progress: stderr,
-		Env: append(os.Environ(), ortLogEnv+"="+logPath),
+		Env:     append(os.Environ(), ortLogEnv+"="+logPath),
+		Timeout: f.run.runnerTimeout(), MaxFailed: f.run.maxFailed,
 		OnRun: func(r interleave.Run) bool {
+			if r.Err != nil {
+				fmt.Fprintf(stderr, "decodegap ort: lost block %s\n", lostLine(r.Err))
+			}
 			written = append(written, r.Results...)
 			if !f.until || r.Pos < len(iarms) {
 				return false
@@ -407,11 +422,15 @@ func runORT(args []string, stdout, stderr io.Writer) int {
 	}
 	runs, runErr := runner.Run(ctx)
 	status := 0
+	if n := lostBlocks(runs); n > 0 {
+		fmt.Fprintf(stderr, "decodegap ort: %d of %d blocks lost; the verdict is from the rest (block logs in %s)\n", n, len(runs), logPath)
+		status = 1
+	}
 	if runErr != nil {
 		var re *interleave.RunError
 		switch {
 		case errors.As(runErr, &re):
-			fmt.Fprintf(stderr, "decodegap ort: a block failed, so the rest were not run: %v\n", runErr)
+			fmt.Fprintf(stderr, "decodegap ort: more than -max-failed %d blocks lost, so the rest were not run: %v\n", f.run.maxFailed, runErr)
 			fmt.Fprintf(stderr, "decodegap ort: the %d finished blocks are in %s\n", len(runs), f.out)
 			return 1
 		case ctx.Err() != nil:
@@ -443,6 +462,17 @@ func runORT(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	return status
+}
+
+// lostBlocks counts the runs that failed.
+func lostBlocks(runs []interleave.Run) int {
+	n := 0
+	for _, r := range runs {
+		if r.Err != nil {
+			n++
+		}
+	}
+	return n
 }
 
 // modelConfig builds the model's configuration from the flags.

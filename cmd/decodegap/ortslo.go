@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 
@@ -14,6 +13,7 @@ import (
 
 	"github.com/gapbench/gapbench/decodegap"
 	"github.com/gapbench/gapbench/internal/interleave"
+	"github.com/gapbench/gapbench/internal/runner"
 )
 
 // searchArms runs decodegap.SearchRate for each arm in a process of its
@@ -24,11 +24,9 @@ func searchArms(ctx context.Context, f ortFlags, arms []interleave.Arm, file *os
 		len(arms), plural(len(arms), "arm", "arms"), f.slo, f.out, logPath)
 	w := benchfmt.NewWriter(file)
 	for _, a := range arms {
-		cmd := exec.CommandContext(ctx, a.Args[0], a.Args[1:]...)
-		cmd.Env = append(os.Environ(), ortLogEnv+"="+logPath)
 		var out bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, stderr
-		runErr := cmd.Run()
+		res := runner.Run(ctx, runner.Cmd{Args: a.Args, Env: append(os.Environ(), ortLogEnv+"="+logPath),
+			Stdout: &out, Stderr: stderr, Timeout: f.run.runnerTimeout()})
 		probes := 0
 		// The arm as a file configuration line before the child's own.
 		in := append([]byte(interleave.KeyArm+": "+a.Name+"\n"), out.Bytes()...)
@@ -49,11 +47,14 @@ func searchArms(ctx context.Context, f ortFlags, arms []interleave.Arm, file *os
 			fmt.Fprintln(stdout, l)
 		}
 		switch {
-		case runErr != nil && ctx.Err() != nil:
+		case res.Outcome == runner.Interrupted:
 			fmt.Fprintf(stderr, "decodegap ort: interrupted during arm %s's search; the finished probes are in %s\n", a.Name, f.out)
 			return 130
-		case runErr != nil:
-			fmt.Fprintf(stderr, "decodegap ort: arm %s's search failed (%v), so the rest were not run; its log is in %s\n", a.Name, runErr, logPath)
+		case res.Outcome == runner.TimedOut:
+			fmt.Fprintf(stderr, "decodegap ort: arm %s's search was still going after -run-timeout %v, so it was stopped and the rest were not run; its log is in %s\n", a.Name, res.Timeout, logPath)
+			return 1
+		case res.Outcome != runner.OK:
+			fmt.Fprintf(stderr, "decodegap ort: arm %s's search failed (%s, exit %d, signal %d), so the rest were not run; its log is in %s\n", a.Name, res.Outcome, res.ExitCode, res.Signal, logPath)
 			return 1
 		}
 	}

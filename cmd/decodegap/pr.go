@@ -49,8 +49,24 @@ screen: keys) as it runs:
 The report goes to stdout as text, and to -md as Markdown for a PR comment;
 progress goes to stderr.
 
-Exit status: 0; 1 when -fail-on matched a decided slowdown; 2 for bad usage;
-3 when building or running failed; 130 when interrupted.
+Each run is its own process group and dies with this command. A run still
+going after -run-timeout, or when -budget runs out, is stopped (SIGINT to its
+group, SIGKILL 2s later). A round with a failed run (a crash, a timeout, no
+results) is lost and run again, up to -max-failed lost rounds per benchmark;
+the next failure stops that benchmark, which is then not judged. The base is
+built in a temporary git worktree, removed on every exit; a go.mod replace
+with a relative directory outside the repository (replace x => ../x) is
+read from the original module's directory.
+
+With -fail-on, "Check passed" means every benchmark was judged and no row
+was decided slower by more than the limit; a benchmark that failed or that
+-budget left unrun fails the check ("Check failed: 2 benchmarks could not
+be judged").
+
+Exit status: 0; 1 when -fail-on failed the check (a decided slowdown, or a
+benchmark the budget left unjudged); 2 for bad usage; 3 when building
+failed or a benchmark's runs failed, at the base or the head (it is not
+judged); 130 when interrupted.
 
 flags:
 `
@@ -72,6 +88,8 @@ type prFlags struct {
 	lock       bool
 	lockPath   string
 	screen     bool
+	// run is -run-timeout and -max-failed.
+	run runFlags
 }
 
 // percent is a flag value written "2%" (or 0.02), kept as a fraction.
@@ -117,6 +135,7 @@ func parsePRFlags(args []string, stderr io.Writer) (f prFlags, pkgs []string, st
 	fs.BoolVar(&f.lock, "lock", true, "hold the host lock while running (see 'decodegap lock')")
 	fs.StringVar(&f.lockPath, "lock-path", hostmon.DefaultLockPath(), "host lock `file`")
 	fs.BoolVar(&f.screen, "screen", true, "screen the host for contention over each run (screen: line; contended rounds are quarantined)")
+	f.run.register(fs, "run")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return f, nil, 0, false
@@ -142,6 +161,12 @@ func parsePRFlags(args []string, stderr io.Writer) (f prFlags, pkgs []string, st
 	}
 	if _, err := prreport.ParseFailOn(f.failOn); err != nil {
 		return bad("-fail-on %v", err)
+	}
+	if err := f.run.check(); err != nil {
+		return bad("%v", err)
+	}
+	if err := checkBenchtime(f.benchtime); err != nil {
+		return bad("-benchtime %v", err)
 	}
 	if _, err := regexp.Compile(f.bench); err != nil {
 		return bad("-bench: %v", err)
@@ -233,7 +258,7 @@ func runPR(args []string, stdout, stderr io.Writer) int {
 		describeSide(build.Base), describeSide(build.Head), f.seed, len(jobs), f.budget, f.maxRounds, f.benchtime)
 	fmt.Fprintf(stderr, "decodegap pr: %d benchmarks in %d packages, budget %v, results into %s\n", len(jobs), len(build.Packages), f.budget, f.out)
 
-	runner := &prreport.ProcessRunner{Seed: f.seed, Benchtime: f.benchtime, Log: stderr}
+	runner := &prreport.ProcessRunner{Seed: f.seed, Benchtime: f.benchtime, Log: stderr, Timeout: f.run.runnerTimeout()}
 	if f.screen {
 		if sc, why := newScreener(); sc != nil {
 			runner.Screener = sc
@@ -252,12 +277,15 @@ func runPR(args []string, stdout, stderr io.Writer) int {
 	}
 	opt := nullband.Options{Confidence: 1 - f.alpha, Delta: float64(f.delta), MaxRounds: f.maxRounds, MinRounds: f.minRounds}
 	sched := &prreport.Scheduler{Jobs: jobs, Runner: runner, Options: opt, Units: units,
-		Budget: f.budget, Out: file, Progress: stderr}
+		Budget: f.budget, MaxFailed: f.run.maxFailed, Out: file, Progress: stderr}
 
 	w0 := startWeather()
 	runErr := sched.Run(ctx)
 	host := w0.end(sched.Runs, sched.Contended, f.screen && runner.Screener != nil)
 	status = 0
+	if sched.BudgetCut {
+		fmt.Fprintf(stderr, "decodegap pr: -budget %v ran out during a round, which was stopped and dropped\n", f.budget)
+	}
 	if runErr != nil {
 		if ctx.Err() == nil {
 			return fail("%v", runErr)
@@ -295,10 +323,44 @@ func runPR(args []string, stdout, stderr io.Writer) int {
 			return fail("-md: %v", err)
 		}
 	}
-	if status == 0 && len(failOn.Failing(rows)) > 0 {
-		status = 1
+	return prStatus(status, jobs, rows, rep.Unjudged, failOn, stderr)
+}
+
+// prStatus is the exit status once the report is out: status (130 when
+// interrupted) unless it is 0; then 3 when a benchmark's runs failed, 1
+// when the -fail-on check failed, 0 otherwise.
+func prStatus(status int, jobs []*prreport.Job, rows []prreport.Row, un []prreport.Unjudged, failOn *prreport.FailOn, stderr io.Writer) int {
+	if status != 0 {
+		return status
 	}
-	return status
+	failed := 0
+	for _, j := range jobs {
+		if j.Err != nil {
+			failed++
+		}
+	}
+	switch {
+	case failed > 0:
+		fmt.Fprintf(stderr, "decodegap pr: %d of %d %s could not be judged: %s runs failed (exit status 3)\n",
+			failed, len(jobs), plural(len(jobs), "benchmark", "benchmarks"), plural(failed, "its", "their"))
+		return 3
+	case failOn != nil && (len(failOn.Failing(rows)) > 0 || len(prreport.Unjudgeable(un)) > 0):
+		return 1
+	}
+	return 0
+}
+
+// checkBenchtime returns an error unless s is a duration > 0 or Nx with
+// N ≥ 1, as -test.benchtime reads it.
+func checkBenchtime(s string) error {
+	if n, ok := strings.CutSuffix(s, "x"); ok {
+		if v, err := strconv.Atoi(n); err == nil && v >= 1 {
+			return nil
+		}
+	} else if d, err := time.ParseDuration(s); err == nil && d > 0 {
+		return nil
+	}
+	return fmt.Errorf("%q: want a duration (100ms) or Nx with N ≥ 1 (2000x)", s)
 }
 
 func describeSide(t prreport.Tree) string {

@@ -24,9 +24,11 @@
 //
 // # Failures
 //
-// Each run's process leads its own process group. A run still going after
-// Runner.Timeout is sent SIGINT, then SIGKILL after Runner.Grace, as a
-// group; whatever a run leaves in its group when it exits is killed. Output
+// Each run is started by internal/runner: its process leads its own
+// process group and dies with this one (a parent-death signal). A run still
+// going after Runner.Timeout (10 minutes unless set) is sent SIGINT, then
+// SIGKILL after Runner.Grace, as a group; whatever a run leaves in its group
+// when it exits is killed. Output
 // is read line by line whatever the lines' length; what is not text is
 // quoted and shortened before a person sees it. A run that fails (Cause:
 // it could not start, exited non-zero, timed out, printed no result, a

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/gapbench/gapbench/internal/runner"
 )
 
 // TestMain doubles as a fake benchmark binary: with NULLBAND_CHILD=1 in its
@@ -24,7 +26,7 @@ func TestMain(m *testing.M) {
 		os.Exit(child(os.Args[1:]))
 	}
 	// No run may leave a goroutine behind (an output reader, a waiter).
-	goleak.VerifyTestMain(m)
+	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction(runner.SpawnerFunc))
 }
 
 func child(args []string) int {

@@ -5,18 +5,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"golang.org/x/perf/benchfmt"
 	"golang.org/x/sys/unix"
 
 	"github.com/gapbench/gapbench/internal/durfmt"
+	"github.com/gapbench/gapbench/internal/runner"
 )
 
 // The benchfmt file configuration keys the Runner adds to every result.
@@ -89,7 +87,8 @@ type Runner struct {
 	// time.Now.
 	Now func() time.Time
 	// Timeout bounds each run's wall time: a run still going after it
-	// is stopped (see Grace) and fails with cause TimedOut. 0 means no
+	// is stopped (see Grace) and fails with cause TimedOut. 0 means
+	// runner.DefaultTimeout; runner.NoTimeout (any negative value) no
 	// limit.
 	Timeout time.Duration
 	// Grace is how long a run's process group has to exit after SIGINT
@@ -116,6 +115,9 @@ type Run struct {
 	Arm string
 	// Wall is the time from starting the process to its exit.
 	Wall time.Duration
+	// Exit is how the process ended, in numbers (runner.Result): its
+	// outcome, exit code or signal, pid and CPU time.
+	Exit runner.Result
 	// Screen is the host's verdict over the run.
 	Screen ScreenResult
 	// Results are the run's results as written to Out (the Runner keeps
@@ -294,10 +296,6 @@ func (r *Runner) Run(ctx context.Context) ([]Run, error) {
 // ran; the Run is then to be dropped.
 func (r *Runner) runOne(ctx context.Context, arm Arm, round, pos int) (run Run, interrupted bool) {
 	run = Run{Round: round, Pos: pos, Arm: arm.Name}
-	grace := r.Grace
-	if grace <= 0 {
-		grace = 2 * time.Second
-	}
 	end := func(time.Duration) ScreenResult {
 		d := r.NoScreen
 		if d == "" {
@@ -318,9 +316,6 @@ func (r *Runner) runOne(ctx context.Context, arm Arm, round, pos int) (run Run, 
 		}
 		run.Err = &RunError{Arm: arm.Name, Round: round, Pos: pos, Args: arm.Args, Dir: arm.Dir,
 			Cause: cause, Err: err, Line: line, Output: out}
-		if cause == TimedOut {
-			run.Err.Timeout = r.Timeout
-		}
 	}
 	finish := func(childCPU time.Duration) {
 		s := end(childCPU)
@@ -331,106 +326,36 @@ func (r *Runner) runOne(ctx context.Context, arm Arm, round, pos int) (run Run, 
 		run.Screen = s
 	}
 
-	cmd := exec.Command(arm.Args[0], arm.Args[1:]...)
-	cmd.Dir = arm.Dir
-	cmd.Env = r.Env
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	// The Runner's own pipes, not exec's copying goroutines: Wait then
-	// returns when the process exits, even if a process it left behind
-	// still holds them.
-	outR, outW, err := os.Pipe()
-	if err != nil {
-		finish(0)
-		fail(StartFailed, 0, err)
-		return run, false
-	}
-	defer outR.Close()
-	errR, errW, err := os.Pipe()
-	if err != nil {
-		outW.Close()
-		finish(0)
-		fail(StartFailed, 0, err)
-		return run, false
-	}
-	defer errR.Close()
-	cmd.Stdout, cmd.Stderr = outW, errW
-	t0 := time.Now()
-	err = cmd.Start()
-	outW.Close()
-	errW.Close()
-	if err != nil {
-		finish(0)
-		fail(StartFailed, 0, err)
-		return run, false
-	}
+	// The streams go through pipes to their readers, which split lines of
+	// any length.
+	outR, outW := io.Pipe()
+	errR, errW := io.Pipe()
 	var readers sync.WaitGroup
 	readers.Go(func() { stdout.read(outR) })
 	readers.Go(func() { stderr.read(errR) })
-
-	pid := cmd.Process.Pid
-	exited := make(chan struct{})
-	go func() {
-		// Wait for the exit without reaping: while the leader is a
-		// zombie its process group ID cannot be reused, so the group can
-		// be killed safely after it exits.
-		var info unix.Siginfo
-		for unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil) == unix.EINTR {
-		}
-		close(exited)
-	}()
-	stop := func() {
-		_ = unix.Kill(-pid, unix.SIGINT)
-		select {
-		case <-exited:
-		case <-time.After(grace):
-			_ = unix.Kill(-pid, unix.SIGKILL)
-			<-exited
-		}
-	}
-	var timeout <-chan time.Time
-	if r.Timeout > 0 {
-		tm := time.NewTimer(r.Timeout)
-		defer tm.Stop()
-		timeout = tm.C
-	}
-	timedOut := false
-	select {
-	case <-exited:
-	case <-ctx.Done():
-		interrupted = true
-		stop()
-	case <-timeout:
-		timedOut = true
-		stop()
-	}
-	// Whatever is left of the run's group is an orphan of the run.
-	_ = unix.Kill(-pid, unix.SIGKILL)
-	waitErr := cmd.Wait()
-	run.Wall = time.Since(t0)
-	// The readers end when every writer has gone; a process that left
-	// the group may still hold the pipes: stop reading after Grace.
-	read := make(chan struct{})
-	go func() { readers.Wait(); close(read) }()
-	select {
-	case <-read:
-	case <-time.After(grace):
-		outR.Close()
-		errR.Close()
-		<-read
-	}
-	var childCPU time.Duration
-	if cmd.ProcessState != nil {
-		childCPU = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
-	}
-	finish(childCPU)
-	switch {
-	case interrupted:
+	res := runner.Run(ctx, runner.Cmd{Args: arm.Args, Dir: arm.Dir, Env: r.Env,
+		Stdout: outW, Stderr: errW, Timeout: r.Timeout, Grace: r.Grace})
+	outW.Close()
+	errW.Close()
+	readers.Wait()
+	run.Wall = res.Wall
+	run.Exit = res
+	finish(res.CPU)
+	switch res.Outcome {
+	case runner.Interrupted:
 		return run, true
-	case timedOut:
-		fail(TimedOut, 0, fmt.Errorf("still running after the timeout of %v, so its process group was stopped", r.Timeout))
+	case runner.StartFailed:
+		fail(StartFailed, 0, res.Err)
 		return run, false
-	case waitErr != nil:
-		fail(Exited, 0, waitErr)
+	case runner.TimedOut:
+		fail(TimedOut, 0, fmt.Errorf("still running after the timeout of %v, so its process group was stopped", res.Timeout))
+		run.Err.Timeout = res.Timeout
+		return run, false
+	case runner.Failed:
+		fail(Exited, 0, fmt.Errorf("exit status %d", res.ExitCode))
+		return run, false
+	case runner.Signaled:
+		fail(Exited, 0, fmt.Errorf("signal: %s", unix.SignalName(res.Signal)))
 		return run, false
 	}
 	results, cause, line, err := parseResults(&stdout, arm.Name)

@@ -4,14 +4,18 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/gapbench/gapbench/internal/runner"
 )
 
 // Tree is one side of the comparison: a source tree and the test binaries
@@ -56,8 +60,10 @@ type Build struct {
 	// Skipped lists packages matched at one side only, with which side.
 	Skipped []string
 	// tmp is the temporary directory holding worktrees and binaries;
-	// repo the repository they were added to.
+	// repo the repository they were added to; added the worktrees
+	// registered with git, for Close.
 	tmp, repo string
+	added     []Tree
 }
 
 // BuildConfig says what Prepare builds.
@@ -137,10 +143,18 @@ func Prepare(ctx context.Context, c BuildConfig) (*Build, error) {
 		}
 		root := filepath.Join(tmp, name)
 		logf("%s: git worktree add --detach %s %s (%s)", name, root, ref, commit[:min(12, len(commit))])
+		t := Tree{Ref: ref, Commit: commit, Root: root}
 		if _, err := gitOut(ctx, top, "worktree", "add", "--detach", root, commit); err != nil {
+			// A worktree that was registered before the failure is
+			// removed by Close.
+			b.added = append(b.added, t)
 			return Tree{}, fmt.Errorf("adding a worktree for %s %q: %w", name, ref, err)
 		}
-		return Tree{Ref: ref, Commit: commit, Root: root}, nil
+		b.added = append(b.added, t)
+		if err := absReplaces(ctx, top, root, logf); err != nil {
+			return Tree{}, fmt.Errorf("%s: %w", name, err)
+		}
+		return t, nil
 	}
 	if b.Base, err = side("base", c.Base); err != nil {
 		return nil, err
@@ -214,20 +228,89 @@ func Prepare(ctx context.Context, c BuildConfig) (*Build, error) {
 	return b, nil
 }
 
-// Close removes the worktrees and the binaries.
+// Close removes the worktrees (from git's list too) and the binaries. It
+// runs its git commands without a context: it must finish after an
+// interrupt has ended the one Prepare had.
 func (b *Build) Close() error {
 	var errs []error
-	for _, t := range []Tree{b.Base, b.Head} {
-		if t.Ref != "" && t.Root != "" {
-			if _, err := gitOut(context.Background(), b.repo, "worktree", "remove", "--force", t.Root); err != nil {
+	for _, t := range b.added {
+		if _, err := gitOut(context.Background(), b.repo, "worktree", "remove", "--force", t.Root); err != nil {
+			// Removed below with the directory; prune drops it from
+			// git's list.
+			if _, statErr := os.Stat(t.Root); statErr != nil && !os.IsNotExist(statErr) {
 				errs = append(errs, err)
 			}
 		}
 	}
+	b.added = nil
 	if b.tmp != "" {
 		errs = append(errs, os.RemoveAll(b.tmp))
 	}
+	if b.repo != "" {
+		if _, err := gitOut(context.Background(), b.repo, "worktree", "prune"); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	return errors.Join(errs...)
+}
+
+// absReplaces rewrites, in every go.mod of the worktree at root, each
+// replace directive whose target is a relative directory outside the
+// repository (replace example.com/x => ../x) to that directory's absolute
+// path, read from the go.mod's place in the repository at top: the
+// worktree lies in a temporary directory, where ../x is not the user's
+// ../x. A relative target inside the repository stays relative, so the
+// worktree builds that directory at its own revision.
+func absReplaces(ctx context.Context, top, root string, logf func(string, ...any)) error {
+	return filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && path != root && (d.Name() == ".git" || d.Name() == "vendor" || d.Name() == "testdata" || strings.HasPrefix(d.Name(), ".")) {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || d.Name() != "go.mod" {
+			return nil
+		}
+		rel, err := filepath.Rel(root, filepath.Dir(path))
+		if err != nil {
+			return err
+		}
+		origDir := filepath.Join(top, rel)
+		js, err := run(ctx, filepath.Dir(path), "go", "mod", "edit", "-json")
+		if err != nil {
+			return err
+		}
+		var mod struct {
+			Replace []struct {
+				Old, New struct{ Path, Version string }
+			}
+		}
+		if err := json.Unmarshal([]byte(js), &mod); err != nil {
+			return fmt.Errorf("reading %s: %w", path, err)
+		}
+		var edits []string
+		for _, r := range mod.Replace {
+			if r.New.Version != "" || !(strings.HasPrefix(r.New.Path, "./") || strings.HasPrefix(r.New.Path, "../")) {
+				continue
+			}
+			abs := filepath.Join(origDir, r.New.Path)
+			if in, err := filepath.Rel(top, abs); err == nil && in != ".." && !strings.HasPrefix(in, "../") {
+				continue // inside the repository: the worktree has it
+			}
+			old := r.Old.Path
+			if r.Old.Version != "" {
+				old += "@" + r.Old.Version
+			}
+			edits = append(edits, "-replace="+old+"="+abs)
+			logf("%s: replace %s => %s (was %s)", path, old, abs, r.New.Path)
+		}
+		if len(edits) == 0 {
+			return nil
+		}
+		_, err = run(ctx, filepath.Dir(path), "go", append(append([]string{"mod", "edit"}, edits...), "go.mod")...)
+		return err
+	})
 }
 
 // Benchmarks returns the number of benchmarks present at both sides.
@@ -292,17 +375,30 @@ func gitOut(ctx context.Context, dir string, args ...string) (string, error) {
 
 // run runs name with args in dir and returns its standard output; on
 // failure the error holds the command line and its standard error.
+//
+// It runs through internal/runner (its own process group, a parent-death
+// signal) with no time limit: a build takes what it takes; ctx stops it.
 func run(ctx context.Context, dir, name string, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, name, args...)
-	cmd.Dir = dir
 	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
+	res := runner.Run(ctx, runner.Cmd{Args: append([]string{name}, args...), Dir: dir,
+		Stdout: &stdout, Stderr: &stderr, Timeout: runner.NoTimeout})
+	if res.Outcome != runner.OK {
 		msg := strings.TrimSpace(stderr.String())
 		if msg == "" {
 			msg = strings.TrimSpace(stdout.String())
 		}
-		return "", fmt.Errorf("%s %s (in %s): %v: %s", name, strings.Join(args, " "), dir, err, msg)
+		var why string
+		switch res.Outcome {
+		case runner.Failed:
+			why = fmt.Sprintf("exit status %d", res.ExitCode)
+		case runner.Signaled:
+			why = "signal " + unix.SignalName(res.Signal)
+		case runner.Interrupted:
+			why = ctx.Err().Error()
+		default:
+			why = fmt.Sprint(res.Err)
+		}
+		return "", fmt.Errorf("%s %s (in %s): %s: %s", name, strings.Join(args, " "), dir, why, msg)
 	}
 	return stdout.String(), nil
 }

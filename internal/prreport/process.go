@@ -26,7 +26,10 @@ import (
 const UnitCPU = "cpu-sec/op"
 
 // ProcessRunner runs each arm of a round as its own process with
-// nullband's Runner, in an order drawn afresh each round.
+// interleave's Runner (each run through internal/runner: its own process
+// group, a parent-death signal, a per-run timeout), in an order drawn afresh
+// each round. A round with a failed run returns that run's
+// *interleave.RunError and no results.
 //
 // Before a job's first round it calibrates the job's N (see calibrate:
 // about Benchtime of CPU time a run); every round then runs all three arms
@@ -44,6 +47,9 @@ type ProcessRunner struct {
 	NoScreen string
 	// Log, when non-nil, receives a line per calibration.
 	Log io.Writer
+	// Timeout bounds each run (see interleave.Runner.Timeout): 0 means
+	// runner.DefaultTimeout, runner.NoTimeout none.
+	Timeout time.Duration
 
 	n map[*Job]int
 }
@@ -77,7 +83,7 @@ func (p *ProcessRunner) RunRound(ctx context.Context, j *Job, round int) ([]*ben
 		return nil, err
 	}
 	rec := &cpuRecorder{inner: p.Screener, noScreen: p.NoScreen}
-	r := &interleave.Runner{Plan: plan, Out: io.Discard, Screener: rec}
+	r := &interleave.Runner{Plan: plan, Out: io.Discard, Screener: rec, Timeout: p.Timeout}
 	runs, err := r.Run(ctx)
 	if err != nil {
 		return nil, err
@@ -130,7 +136,7 @@ func (p *ProcessRunner) calibrate(ctx context.Context, j *Job) (int, error) {
 			return nil, 0, err
 		}
 		rec := &cpuRecorder{noScreen: "calibration run"}
-		runs, err := (&interleave.Runner{Plan: plan, Out: io.Discard, Screener: rec}).Run(ctx)
+		runs, err := (&interleave.Runner{Plan: plan, Out: io.Discard, Screener: rec, Timeout: p.Timeout}).Run(ctx)
 		var cpu time.Duration
 		if len(rec.cpu) > 0 {
 			cpu = rec.cpu[0]

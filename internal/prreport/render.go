@@ -144,17 +144,32 @@ func notes(r Report, fail *FailOn) []string {
 		out = append(out, unjudgedLine(u))
 	}
 	if fail != nil {
+		if u := Unjudgeable(r.Unjudged); len(u) > 0 {
+			names := make([]string, len(u))
+			for i, x := range u {
+				names[i] = shortPkg(x.Pkg) + "." + strings.TrimPrefix(x.Name, "Benchmark")
+			}
+			out = append(out, fmt.Sprintf("**Check failed**: %d %s could not be judged (-fail-on slower>%s passes only when every benchmark is): %s.",
+				len(u), plural(len(u), "benchmark", "benchmarks"), pct(fail.Limit), strings.Join(names, ", ")))
+		}
 		if f := fail.Failing(r.Rows); len(f) > 0 {
 			names := make([]string, len(f))
 			for i, row := range f {
 				names[i] = fmt.Sprintf("%s %s %+.1f%%", row.Benchmark, row.Unit, 100*row.Effect())
 			}
 			out = append(out, fmt.Sprintf("**Check failed** (-fail-on slower>%s): %s.", pct(fail.Limit), strings.Join(names, ", ")))
-		} else {
+		} else if len(Unjudgeable(r.Unjudged)) == 0 {
 			out = append(out, fmt.Sprintf("Check passed (-fail-on slower>%s): no row decided slower by more than %s.", pct(fail.Limit), pct(fail.Limit)))
 		}
 	}
 	return out
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 // cellSet is one row's cells, shared by both layouts.

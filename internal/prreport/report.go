@@ -99,6 +99,20 @@ type Report struct {
 	Names verdicttext.Names
 }
 
+// Unjudgeable returns the benchmarks of un that were to be judged and could
+// not be: those whose runs failed (UnjudgedFailed) and those the budget left
+// unrun (UnjudgedNotRun). A benchmark present at one side only is not among
+// them: there is nothing to compare.
+func Unjudgeable(un []Unjudged) []Unjudged {
+	var out []Unjudged
+	for _, u := range un {
+		if u.Why == UnjudgedFailed || u.Why == UnjudgedNotRun {
+			out = append(out, u)
+		}
+	}
+	return out
+}
+
 // JudgeJobs judges every row of every job as one family (nullband's
 // JudgeFamily under opt) and returns the rows, sorted by Sort, and the
 // benchmarks that have no verdict.

@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"slices"
+	"strings"
 	"time"
 
 	"golang.org/x/perf/benchfmt"
@@ -43,6 +44,9 @@ type Job struct {
 	Decided bool
 	// Err is the failure that stopped the job, if any.
 	Err error
+	// Lost counts the job's rounds lost to a failed run (a crash, a
+	// timeout, no results); each was dropped whole.
+	Lost int
 
 	// need is the most rounds a row still needed at the last look, for
 	// ordering (math.MaxInt32 when unknown).
@@ -192,8 +196,15 @@ type Scheduler struct {
 	Options nullband.Options
 	// Units are the tidied units judged (e.g. "sec/op"); empty judges all.
 	Units []string
-	// Budget is the wall-clock time the rounds may take; 0 means none.
+	// Budget is the wall-clock time the rounds may take; 0 means none. It
+	// bounds the round in flight too: a run still going when the budget
+	// ends is stopped (SIGINT to its group, SIGKILL 2 s later), its round
+	// dropped, and Run returns.
 	Budget time.Duration
+	// MaxFailed is the rounds of one job that may be lost to a failed run
+	// (an *interleave.RunError) before the job gets no more: a lost round
+	// is dropped and run again. Any other error stops the job at once.
+	MaxFailed int
 	// Out, when non-nil, receives every result as benchfmt, a round at a
 	// time as soon as it has run.
 	Out io.Writer
@@ -205,6 +216,9 @@ type Scheduler struct {
 	// Runs counts the runs (processes) that finished, Contended those
 	// whose results carry screen: contended. Run sets them.
 	Runs, Contended int
+	// BudgetCut is set when the budget ended during a round, which was
+	// stopped and dropped.
+	BudgetCut bool
 
 	start time.Time
 	w     *benchfmt.Writer
@@ -233,7 +247,7 @@ func (s *Scheduler) Run(ctx context.Context) error {
 				return nil
 			}
 			if err := s.round(ctx, j); err != nil {
-				return err
+				return budgetOK(err)
 			}
 		}
 	}
@@ -269,7 +283,7 @@ func (s *Scheduler) Run(ctx context.Context) error {
 				continue
 			}
 			if err := s.round(ctx, j); err != nil {
-				return err
+				return budgetOK(err)
 			}
 			ran = true
 		}
@@ -277,6 +291,24 @@ func (s *Scheduler) Run(ctx context.Context) error {
 			return nil
 		}
 	}
+}
+
+// errBudget is round's way to say the budget ended during the round.
+var errBudget = errors.New("prreport: budget spent")
+
+// budgetOK turns errBudget into the end of Run without an error.
+func budgetOK(err error) error {
+	if err == errBudget {
+		return nil
+	}
+	return err
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
 }
 
 // family returns the number of rows of all jobs: the family size.
@@ -363,11 +395,30 @@ func (s *Scheduler) round(ctx context.Context, j *Job) error {
 	}
 	r := j.Rounds + 1
 	t0 := s.now()
-	res, err := s.Runner.RunRound(ctx, j, r)
+	rctx := ctx
+	if s.Budget > 0 {
+		var cancel context.CancelFunc
+		// The budget is on s.now's clock; the deadline on the real one.
+		left := s.Budget - s.now().Sub(s.start)
+		rctx, cancel = context.WithTimeout(ctx, max(left, 0))
+		defer cancel()
+	}
+	res, err := s.Runner.RunRound(rctx, j, r)
 	wall := s.now().Sub(t0)
 	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
+		}
+		if rctx.Err() != nil {
+			s.BudgetCut = true
+			s.progress("%s %s: round %d stopped: -budget %v ran out while it ran", shortPkg(j.Pkg), j.Name, r, s.Budget)
+			return errBudget
+		}
+		var re *interleave.RunError
+		if errors.As(err, &re) && j.Lost < s.MaxFailed {
+			j.Lost++
+			s.progress("%s %s: round %d lost (%d of at most %d): %s", shortPkg(j.Pkg), j.Name, r, j.Lost, s.MaxFailed, firstLine(err.Error()))
+			return nil
 		}
 		j.Err = err
 		s.progress("%s %s: round %d failed; no more rounds for it: %v", j.Pkg, j.Name, r, err)
