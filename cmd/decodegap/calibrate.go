@@ -94,6 +94,9 @@ func runCalibrate(args []string, stdout, stderr io.Writer) int {
 	if err := rf.check(); err != nil {
 		return usageErr("%v", err)
 	}
+	if err := checkBench(*bench, *benchtime); err != nil {
+		return usageErr("%v", err)
+	}
 	fields := strings.Fields(fs.Arg(0))
 	if len(fields) == 0 {
 		return usageErr("TARGET is empty")

@@ -183,6 +183,17 @@ func runInterleave(args []string, stdout, stderr io.Writer) int {
 	if f.maxFailed < 0 {
 		return usageErr("-max-failed %d: must be ≥ 0 (0 stops at the first lost run)", f.maxFailed)
 	}
+	if err := checkBench(f.bench, f.benchtime); err != nil {
+		return usageErr("%v", err)
+	}
+	if err := checkUnits(f.units); err != nil {
+		return usageErr("%v", err)
+	}
+	if f.plot != "" {
+		if _, err := traceplot.FormatOf(f.plot); err != nil {
+			return usageErr("-plot %s: name the picture .svg or .png", f.plot)
+		}
+	}
 	specs, err := parseArms(fs.Args(), f.null)
 	if err != nil {
 		return usageErr("%v", err)

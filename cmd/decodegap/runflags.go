@@ -3,6 +3,8 @@ package main
 import (
 	"flag"
 	"fmt"
+	"regexp"
+	"strings"
 	"time"
 
 	"github.com/gapbench/gapbench/internal/runner"
@@ -45,4 +47,30 @@ func runnerTimeout(d time.Duration) time.Duration {
 		return runner.NoTimeout
 	}
 	return d
+}
+
+// checkBench returns a usage error, naming the flag, when -bench is not a
+// regular expression or -benchtime (when set) is neither a duration nor
+// Nx: caught before any run, not as every run lost.
+func checkBench(bench, benchtime string) error {
+	if _, err := regexp.Compile(bench); err != nil {
+		return fmt.Errorf("-bench %q: not a regular expression: %v", bench, err)
+	}
+	if benchtime != "" {
+		if err := checkBenchtime(benchtime); err != nil {
+			return fmt.Errorf("-benchtime %v", err)
+		}
+	}
+	return nil
+}
+
+// checkUnits returns a usage error, naming the flag, for a -unit list with
+// an empty unit.
+func checkUnits(units string) error {
+	for _, u := range strings.Split(units, ",") {
+		if strings.TrimSpace(u) == "" {
+			return fmt.Errorf("-unit %q: an empty unit; give comma-separated units, e.g. sec/op,p50-sec/op", units)
+		}
+	}
+	return nil
 }
