@@ -63,6 +63,10 @@ func runLock(args []string, stdout, stderr io.Writer) int {
 		fl.Usage()
 		return 2
 	}
+	if *timeout < 0 {
+		fmt.Fprintf(stderr, "decodegap lock: -timeout %v: must be ≥ 0 (0 waits for the lock for ever)\n", *timeout)
+		return 2
+	}
 	ctx, stop := interruptible(*timeout)
 	defer stop()
 	l, err := hostmon.Lock(ctx, *path, stderr)

@@ -105,7 +105,7 @@ func run(p probe, dir, marker string) result {
 	// machine out of memory.
 	cmd := exec.CommandContext(ctx, "bash", append([]string{"-c", `ulimit -v 16000000; exec "$@"`, "bash", bin}, args...)...)
 	cmd.Dir = dir
-	cmd.Env = append(append(os.Environ(), "GAPBENCH_CHAOS_MARKER="+marker, "GOTRACEBACK=single"), p.env...)
+	cmd.Env = append(append(os.Environ(), "GAPBENCH_CHAOS_MARKER="+marker, "GOTRACEBACK=single", "GAPBENCH_CACHE="+cacheDir()), p.env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	var out, errb bytes.Buffer
@@ -137,14 +137,19 @@ func run(p probe, dir, marker string) result {
 	return r
 }
 
-// vadModel is the Silero VAD model that make deps fetches.
-func vadModel() string {
+// cacheDir is the folder make deps fetches ONNX Runtime and the model to.
+func cacheDir() string {
 	cache := os.Getenv("GAPBENCH_CACHE")
 	if cache == "" {
 		cache = "../../.cache"
 	}
-	p, _ := filepath.Abs(filepath.Join(cache, "silero-vad-web-0.0.31", "silero_vad_v5.onnx"))
+	p, _ := filepath.Abs(cache)
 	return p
+}
+
+// vadModel is the Silero VAD model that make deps fetches.
+func vadModel() string {
+	return filepath.Join(cacheDir(), "silero-vad-web-0.0.31", "silero_vad_v5.onnx")
 }
 
 // alive returns the pids of processes whose environment holds marker.
