@@ -13,6 +13,7 @@ import (
 	"github.com/gapbench/gapbench/decodegap/internal/tail"
 	"github.com/gapbench/gapbench/hostmon"
 	"github.com/gapbench/gapbench/internal/durfmt"
+	"github.com/gapbench/gapbench/internal/trace"
 )
 
 // This file is the one place that writes the words a person reads about a
@@ -57,8 +58,8 @@ func (res *result) logLines(s *settings) []string {
 		ls = append(ls, fmt.Sprintf("round %d of %d at GOMAXPROCS %d (decodegap.Compare: the order and the verdicts follow the last arm's lines)", res.round, res.rounds, res.procs))
 	}
 	ls = append(ls, res.steadyLine(s.typ))
-	ls = append(ls, fmt.Sprintf("step: mean %s, p50 %s, %s over %d iterations%s%s",
-		fmtNs(res.lat.mean), fmtNs(res.lat.p50), res.tails.words(res.lat), res.n-res.from, res.strideNote(), res.outlierNote()))
+	ls = append(ls, fmt.Sprintf("step: mean %s, p50 %s, %s over %d iterations%s%s%s",
+		fmtNs(res.lat.mean), fmtNs(res.lat.p50), res.tails.words(res.lat), res.n-res.from, res.strideNote(), res.outlierNote(), res.stallNote(s.typ)))
 	if res.open.on {
 		ls = append(ls, res.open.line())
 	}
@@ -84,7 +85,10 @@ func (res *result) logLines(s *settings) []string {
 	if res.host.ok {
 		ls = append(ls, res.census.lines()...)
 	}
-	if len(res.tracePaths) > 0 {
+	switch {
+	case res.traceErr != nil:
+		ls = append(ls, fmt.Sprintf("trace: NOT WRITTEN (%s.Trace or $%s): %v; the figures above stand", s.typ, trace.EnvDir, res.traceErr))
+	case len(res.tracePaths) > 0:
 		ls = append(ls, "trace: "+strings.Join(res.tracePaths, ", ")+" (draw with: decodegap plot DIR)")
 	}
 	return ls
@@ -391,8 +395,11 @@ func pctName(q float64) string {
 func (o *openResult) line() string {
 	s := fmt.Sprintf("open loop: response (arrival to end) mean %s, p50 %s, %s; late start mean %s; queue mean %.2f, max %d",
 		fmtNs(o.resp.mean), fmtNs(o.resp.p50), o.respTail.words(o.resp), fmtNs(o.lateMean), o.queueMean, o.queueMax)
-	if o.overloaded() {
+	switch o.overload {
+	case OverloadQueueGrew:
 		s += fmt.Sprintf("; OVERLOADED: median lateness grew from %s (first half) to %s (last tenth), so the arrivals outpace the step: raise RunConfig.Gap.Mean", fmtNs(o.lateFirst), fmtNs(o.lateLast))
+	case OverloadQueueLimit:
+		s += fmt.Sprintf("; OVERLOADED: the queue reached %d arrivals (decodegap.MaxQueue), so the arrivals come far faster than the step serves them; the rest ran back to back: raise RunConfig.Gap.Mean", MaxQueue)
 	}
 	return s
 }

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/gapbench/gapbench/decodegap/internal/gap"
-	"github.com/gapbench/gapbench/internal/trace"
 )
 
 // counterBudget is the largest fraction of the run's wall time that counter
@@ -33,7 +32,11 @@ const counterBudget = 0.01
 // with b.Fatalf, labelled "decodegap.Run:". Run logs only on the last call
 // testing makes of the benchmark function (never on its N=1 probe), in at
 // most nine lines: testing keeps ten.
-func Run(b *testing.B, cfg RunConfig, open Opener) {
+//
+// Run returns what this call measured as numbers and enums (a caller may
+// ignore it); a trace that cannot be written is a warning in the log, never
+// a failure.
+func Run(b *testing.B, cfg RunConfig, open Opener) *Result {
 	b.Helper()
 	if open == nil {
 		b.Fatalf("decodegap.Run: open is nil: pass an Opener (decodegap.Func(step) for a plain step)")
@@ -51,7 +54,7 @@ func Run(b *testing.B, cfg RunConfig, open Opener) {
 		b.Fatalf("decodegap.Run: %v", err)
 	}
 	m := modeFor(&cfg)
-	runMode(b, s, open, m)
+	return runMode(b, s, open, m).export()
 }
 
 // modeFor returns the mode cfg asks for: sessions (open or closed loop),
@@ -137,11 +140,7 @@ func runMode(b *testing.B, s *settings, open Opener, m mode) *result {
 	res := m.analyze(r)
 	last := isLastCall(b)
 	if dir := traceDir(s); dir != "" && last {
-		paths, err := r.writeTrace(dir, b.Name(), res)
-		if err != nil {
-			b.Errorf("decodegap.Run: writing the trace (RunConfig.Trace or $%s): %v", trace.EnvDir, err)
-		}
-		res.tracePaths = paths
+		res.tracePaths, _ = r.writeTrace(dir, b.Name(), res) // a failure is res.traceErr: a warning
 	}
 	publish(b, s, res, last)
 	return res
@@ -187,9 +186,12 @@ type runner struct {
 	window int
 	seq    *gap.Sequence
 	waiter *gap.Waiter
-	// rec records the step's iterations (session 1's with sessions).
-	rec *record
-	cr  *counterReader
+	// rec records the step's iterations (session 1's with sessions);
+	// recs, when set, are every record of the run (the null instance's,
+	// each session's), rec first: the stall is looked for in all of them.
+	rec  *record
+	recs []*record
+	cr   *counterReader
 	// snaps are the counter snapshots taken at window boundaries, in order;
 	// the first is at iteration 0 of the recorded ones, the last at n.
 	snaps []snapshot
@@ -273,11 +275,13 @@ func (r *runner) loop(step Step) (int, error) {
 		if !noGap {
 			r.waiter.WaitUntil(prevEnd + int64(r.seq.Next()))
 		}
+		start := gap.Now()
 		err := step()
 		prevEnd = gap.Now()
 		if err != nil {
 			return i, err
 		}
+		r.rec.warm(i, prevEnd-start)
 	}
 	r.afterWarmup()
 	rec := r.rec

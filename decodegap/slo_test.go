@@ -109,7 +109,7 @@ func TestSLOFailsAnOverloadedRun(t *testing.T) {
 	}
 	s := judgeSLO(SLO{Percentile: 99, Limit: time.Millisecond}, xs, "response time")
 	require.Equal(t, tail.Pass, s.j.Verdict)
-	grown := s.unless(openResult{on: true, resp: latency{p50: 1000}, lateFirst: 0, lateLast: 10000})
+	grown := s.unless(openResult{on: true, resp: latency{p50: 1000}, lateFirst: 0, lateLast: 10000, overload: OverloadQueueGrew})
 	assert.Equal(t, tail.Fail, grown.j.Verdict)
 	assert.Contains(t, grown.line(), "the queue grew through the run")
 	assert.Equal(t, tail.Pass, s.unless(openResult{on: true, resp: latency{p50: 1000}}).j.Verdict)
