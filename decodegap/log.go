@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gapbench/gapbench/decodegap/internal/slo"
 	"github.com/gapbench/gapbench/decodegap/internal/steady"
@@ -429,10 +430,19 @@ func (o *sloResult) line() string {
 
 // writeSearch prints SearchRate's search of benchmark bench, indented as
 // Compare's summary is (benchfmt skips indented lines).
-func writeSearch(w io.Writer, bench string, o SLO, r slo.Result) {
+func writeSearch(w io.Writer, bench string, o SLO, r slo.Result, pl probeLength) {
 	obj := o.objective()
 	fmt.Fprintf(w, "    --- decodegap.SearchRate: %s: response %s ≤ %s at %.0f%% confidence\n", bench, pctName(obj.Q), fmtNs(obj.Limit), 100*obj.Confidence)
+	switch r.Stopped {
+	case slo.ServiceMisses:
+		fmt.Fprintf(w, "    stopped at %s/s: the service time alone misses the objective (its %s's lower bound %s is over %s, %d steps), so no arrival rate can meet it: make the step faster or raise RunConfig.SLO.Limit\n",
+			fmtRate(r.StopRate), pctName(obj.Q), fmtNs(pl.service.Lower), fmtNs(obj.Limit), pl.service.N)
+	case slo.ProbeTooLong:
+		fmt.Fprintf(w, "    stopped before %s/s: its %d steps would take %v, over Rates.ProbeTime (%v): raise Rates.ProbeTime or lower -benchtime\n",
+			fmtRate(r.StopRate), pl.n, pl.need.Round(time.Millisecond), pl.limit)
+	}
 	switch {
+	case r.Rate == 0 && r.Stopped != slo.NotStopped: // the stop line says why
 	case r.Rate == 0:
 		fmt.Fprintf(w, "    no probed rate passed (lowest probed %s/s): lower Rates.Start\n", fmtRate(r.Ceiling))
 	case r.Capped:

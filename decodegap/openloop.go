@@ -155,6 +155,7 @@ func (m *openMode) analyze(r *runner) *result {
 	res := r.analyzeSingle()
 	res.open = openStats([]*stream{m.s})
 	res.slo = r.s.judgeSLO(m.s.resp.lat, "response time").unless(res.open)
+	res.sloService = r.s.judgeSLO(m.s.rec.lat, "service time")
 	return res
 }
 
@@ -458,6 +459,11 @@ func (m *openSessionsMode) analyze(r *runner) *result {
 	r.fill(res, lat, gaps, res.from)
 	res.open = openStats(m.ss)
 	res.slo = r.s.judgeSLO(resp, "response time").unless(res.open)
+	var svc []int64
+	for _, s := range m.ss {
+		svc = append(svc, s.rec.lat...)
+	}
+	res.sloService = r.s.judgeSLO(svc, "service time")
 	if c := &res.proc; c.ok && c.wallNs > 0 {
 		res.throughput = float64(len(m.ss)*c.iters()) / (float64(c.wallNs) / 1e9)
 	}

@@ -34,9 +34,12 @@ type result struct {
 	tails tails
 	// open is the open loop's response times and queue (Gap.Open).
 	open openResult
-	// slo is RunConfig.SLO judged on the run, when set.
-	slo sloResult
-	out outliers // the steps that dominate the mean, if any
+	// slo is RunConfig.SLO judged on the run, when set; sloService, in an
+	// open loop, the same objective on the service times alone (every
+	// recorded step): when they miss it, no arrival rate meets it.
+	slo        sloResult
+	sloService sloResult
+	out        outliers // the steps that dominate the mean, if any
 	// stall is the longest step of the whole run, warm-up included, and
 	// where it fell (stall.go).
 	stall stallInfo

@@ -53,6 +53,9 @@ func Run(b *testing.B, cfg RunConfig, open Opener) *Result {
 	if err := s.validate(b.N); err != nil {
 		b.Fatalf("decodegap.Run: %v", err)
 	}
+	if err := cfg.limitSessions(b.N); err != nil {
+		b.Fatalf("decodegap.Run: %v", err)
+	}
 	m := modeFor(&cfg)
 	return runMode(b, s, open, m).export()
 }
