@@ -47,6 +47,8 @@ func BenchmarkChild(b *testing.B) {
 		compareChild(b)
 	case "compare-seq":
 		compareSeqChild(b)
+	case "compare-20":
+		compare20Child(b)
 	case "compare-wait":
 		compareWaitChild(b)
 	case "compare-fail":
