@@ -54,3 +54,15 @@ func TestUnwritableTraceIsAWarning(t *testing.T) {
 		assert.Contains(t, out, "the figures above stand", name)
 	}
 }
+
+// TestCompareUnwritableTraceKeepsTheRounds: in Compare too, a trace that
+// cannot be written loses no round: every result line is printed and the
+// arm's note names the rounds (issue 24: the error stopped Compare).
+func TestCompareUnwritableTraceKeepsTheRounds(t *testing.T) {
+	inTheWay := filepath.Join(t.TempDir(), "file")
+	require.NoError(t, os.WriteFile(inTheWay, []byte("x"), 0o644))
+	out, err := testutil.Bench(t, []string{childEnv + "=compare-20", trace.EnvDir + "=" + inTheWay}, "^BenchmarkChild$", "-test.benchtime=32x", "-test.count=3")
+	require.NoError(t, err, out)
+	assert.Len(t, testutil.ResultsString(t, out), 9, out)
+	assert.Contains(t, out, "trace not written in rounds 1–3", out)
+}
