@@ -179,8 +179,11 @@ type openResult struct {
 	// step.
 	queueMean float64
 	queueMax  int
-	// overload is why the loop counts as overloaded, if it does.
-	overload OverloadReason
+	// overload is why the loop counts as overloaded, if it does;
+	// serviceP50 the median service time over every recorded step (0 when
+	// unknown), the scale the lateness trend is judged against.
+	overload   OverloadReason
+	serviceP50 float64
 }
 
 // OverloadReason says why an open loop (Gap.Open) counts as overloaded: its
@@ -192,8 +195,8 @@ const (
 	// NotOverloaded: the queue did not grow through the run (the zero value).
 	NotOverloaded OverloadReason = iota
 	// OverloadQueueGrew: the median lateness of the run's last tenth
-	// exceeds its first half's by more than four times the median
-	// response.
+	// exceeds its first half's by more than four times the median service
+	// time (the median response when the service times are unknown).
 	OverloadQueueGrew
 	// OverloadQueueLimit: the queue reached MaxQueue arrivals, and the loop
 	// stopped counting them.
@@ -223,8 +226,12 @@ func openStats(ss []*stream) openResult {
 	var depth int64
 	var count int
 	saturated := false
+	var svc []int64
 	for _, s := range ss {
 		saturated = saturated || s.saturated
+		if s.rec != nil {
+			svc = append(svc, s.rec.lat...)
+		}
 		resp = append(resp, s.resp.lat...)
 		late = append(late, s.resp.gap...)
 		depth += s.depthSum
@@ -233,6 +240,9 @@ func openStats(ss []*stream) openResult {
 	}
 	sr := sortedCopy(resp)
 	o.resp, o.respTail = summarizeSorted(sr), tailsOfSorted(sr)
+	if len(svc) > 0 {
+		o.serviceP50 = summarize(svc).p50
+	}
 	if count > 0 {
 		o.queueMean = float64(depth) / float64(count)
 	}
@@ -250,12 +260,20 @@ func openStats(ss []*stream) openResult {
 }
 
 // judgeOverload sets o.overload from the lateness trend, and from whether a
-// stream's queue reached MaxQueue (saturated).
+// stream's queue reached MaxQueue (saturated). The trend is judged against
+// the service time, which a growing queue leaves alone: the median response
+// grows with the queue itself (a queue growing steadily from the start has
+// its median response near half its last lateness), so a scale of it
+// would never see steady growth.
 func (o *openResult) judgeOverload(saturated bool) {
+	scale := o.resp.p50
+	if o.serviceP50 > 0 {
+		scale = o.serviceP50
+	}
 	switch {
 	case saturated:
 		o.overload = OverloadQueueLimit
-	case o.lateLast-o.lateFirst > 4*o.resp.p50:
+	case o.lateLast-o.lateFirst > 4*scale:
 		o.overload = OverloadQueueGrew
 	default:
 		o.overload = NotOverloaded

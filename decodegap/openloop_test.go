@@ -237,3 +237,17 @@ func TestOpenLoopFasterThanItsOwnCostEnds(t *testing.T) {
 	assert.Equal(t, OverloadQueueLimit, got.Open.Overload)
 	assert.Equal(t, 2000, got.N)
 }
+
+// TestOpenLoopSteadyOverloadIsNamed: 100 µs steps at an arrival every
+// 50 µs: the queue grows from the first step on. On the base the trend
+// was judged against the median response, which grows with the queue, and
+// such a run read overloaded 0.
+func TestOpenLoopSteadyOverloadIsNamed(t *testing.T) {
+	var got *Result
+	res := benchmarkN(t, "2000x", func(b *testing.B) {
+		got = Run(b, RunConfig{Gap: Gap{Mean: 50 * time.Microsecond, Open: true}}, Func(spinFor(100*time.Microsecond)))
+	})
+	require.NotNil(t, got)
+	assert.Equal(t, OverloadQueueGrew, got.Open.Overload)
+	assert.Equal(t, 1.0, res.Extra["overloaded"])
+}
