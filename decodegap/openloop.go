@@ -184,6 +184,8 @@ type openResult struct {
 	// unknown), the scale the lateness trend is judged against.
 	overload   OverloadReason
 	serviceP50 float64
+	// intervalMean is the mean inter-arrival gap requested (ns).
+	intervalMean float64
 }
 
 // OverloadReason says why an open loop (Gap.Open) counts as overloaded: its
@@ -195,8 +197,9 @@ const (
 	// NotOverloaded: the queue did not grow through the run (the zero value).
 	NotOverloaded OverloadReason = iota
 	// OverloadQueueGrew: the median lateness of the run's last tenth
-	// exceeds its first half's by more than four times the median service
-	// time (the median response when the service times are unknown).
+	// exceeds its first half's by more than four times the larger of the
+	// median service time and the mean inter-arrival gap (the median
+	// response when neither is known).
 	OverloadQueueGrew
 	// OverloadQueueLimit: the queue reached MaxQueue arrivals, and the loop
 	// stopped counting them.
@@ -227,8 +230,10 @@ func openStats(ss []*stream) openResult {
 	var count int
 	saturated := false
 	var svc []int64
+	var requested int64
 	for _, s := range ss {
 		saturated = saturated || s.saturated
+		requested += s.requested
 		if s.rec != nil {
 			svc = append(svc, s.rec.lat...)
 		}
@@ -245,6 +250,7 @@ func openStats(ss []*stream) openResult {
 	}
 	if count > 0 {
 		o.queueMean = float64(depth) / float64(count)
+		o.intervalMean = float64(requested) / float64(count)
 	}
 	if len(ss) == 0 || len(late) == 0 {
 		o.judgeOverload(saturated)
@@ -264,11 +270,14 @@ func openStats(ss []*stream) openResult {
 // the service time, which a growing queue leaves alone: the median response
 // grows with the queue itself (a queue growing steadily from the start has
 // its median response near half its last lateness), so a scale of it
-// would never see steady growth.
+// would never see steady growth. The inter-arrival gap is in the scale too:
+// a late wake-up of the gap's waiter on a busy host is not a queue, and a
+// queue that does grow gains (service − gap) a step, far more than four
+// gaps over the run.
 func (o *openResult) judgeOverload(saturated bool) {
 	scale := o.resp.p50
-	if o.serviceP50 > 0 {
-		scale = o.serviceP50
+	if k := max(o.serviceP50, o.intervalMean); k > 0 {
+		scale = k
 	}
 	switch {
 	case saturated:

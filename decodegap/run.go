@@ -1,8 +1,9 @@
 package decodegap
 
 import (
+	"context"
+	"errors"
 	"fmt"
-	"runtime"
 	"testing"
 	"time"
 
@@ -91,60 +92,26 @@ type mode interface {
 	analyze(r *runner) *result
 }
 
-// runMode is Run's frame around a mode: host, opens, parity, timer, loop,
-// analysis, trace and report. The counter snapshots of the result it
-// returns are back in the pool by then: a caller reads only its figures.
+// runMode is Run's frame around a mode: measure (engine.go) with the
+// benchmark's timer, then the report, then the closes. The counter
+// snapshots of the result it returns are back in the pool by then: a caller
+// reads only its figures.
 func runMode(b *testing.B, s *settings, open Opener, m mode) *result {
 	b.Helper()
-	r := newRunner(s, b.N)
-	h, err := openHost(s)
+	last := isLastCall(b)
+	name := ""
+	if last {
+		name = b.Name()
+	}
+	res, done, err := measure(context.Background(), s, b.N, open, m, b, name)
 	if err != nil {
 		b.Fatalf("decodegap.Run: %v", err)
 	}
-	r.phases[phaseBefore] = h.tids() // opening the sampler starts no thread
 	defer func() {
-		if err := h.close(); err != nil {
-			b.Errorf("decodegap.Run: closing the host sampler or releasing RunConfig.Budget's confinement: %v", err)
+		if err := done(); err != nil {
+			b.Errorf("decodegap.Run: %v", err)
 		}
 	}()
-	r.host, r.cr.sampler, r.cr.kit = h, h.sampler, h.kit
-
-	var cl closers
-	defer cl.closeAll(b)
-	m.open(b, r, &cl, open)
-	if s.parity != nil {
-		if err := s.parity(); err != nil {
-			b.Fatalf("decodegap.Run: parity check failed (RunConfig.Parity), nothing was timed: %v", err)
-		}
-	}
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	if err := r.waiter.Begin(); err != nil {
-		b.Fatalf("decodegap.Run: preparing gaps (RunConfig.Gap.Kind = %v): %v", s.gap.Kind, err)
-	}
-	defer r.waiter.End()
-	// After the mode's open (sessions start their threads there), so that
-	// the host sampler has seen every thread before the timed loop.
-	spareOnce.Do(func() { spareThreads(2) })
-	r.phases[phaseSetup] = h.tids()
-	r.cr.threads = len(r.phases[phaseSetup])
-	r.snaps = r.cr.prepare(snapSlots(r.n, r.window))
-	// The slots go back to the kit when the report is done, or when a
-	// failure ends the benchmark.
-	defer r.cr.recycle()
-
-	b.ResetTimer()
-	r.wallStart, r.loopStartNs = wallNow(), gap.Now()
-	if where, err := m.loop(r); err != nil {
-		b.Fatalf("decodegap.Run: %s: %v", where, err)
-	}
-	b.StopTimer()
-
-	res := m.analyze(r)
-	last := isLastCall(b)
-	if dir := traceDir(s); dir != "" && last {
-		res.tracePaths, _ = r.writeTrace(dir, b.Name(), res) // a failure is res.traceErr: a warning
-	}
 	publish(b, s, res, last)
 	return res
 }
@@ -153,33 +120,47 @@ func runMode(b *testing.B, s *settings, open Opener, m mode) *result {
 type closers struct {
 	fns   []func() error
 	names []string
+	// err is the first failed open when there is no benchmark to stop
+	// (Measure); open opens nothing more after it.
+	err error
 }
 
-// open opens an instance with o, stopping the benchmark on error or a nil
-// step, and keeps its close for closeAll.
+// open opens an instance with o, and keeps its close for closeAll. On an
+// error or a nil step it stops the benchmark b, or, when b is nil, keeps
+// the error in c.err and returns nil.
 func (c *closers) open(b *testing.B, what string, o Opener) Step {
-	b.Helper()
+	if c.err != nil {
+		return nil
+	}
 	st, closeFn, err := o()
 	if closeFn != nil {
 		c.fns = append(c.fns, closeFn)
 		c.names = append(c.names, what)
 	}
-	if err != nil {
-		b.Fatalf("decodegap.Run: opening %s: %v", what, err)
+	switch {
+	case err != nil:
+		c.err = fmt.Errorf("opening %s: %w", what, err)
+	case st == nil:
+		c.err = fmt.Errorf("opening %s returned a nil step", what)
 	}
-	if st == nil {
-		b.Fatalf("decodegap.Run: opening %s returned a nil step", what)
+	if c.err != nil && b != nil {
+		b.Helper()
+		b.Fatalf("decodegap.Run: %v", c.err)
 	}
 	return st
 }
 
-// closeAll closes everything opened, last first, reporting close errors.
-func (c *closers) closeAll(b *testing.B) {
+// closeAll closes everything opened, last first, and returns the close
+// errors joined.
+func (c *closers) closeAll() error {
+	var errs []error
 	for i := len(c.fns) - 1; i >= 0; i-- {
 		if err := c.fns[i](); err != nil {
-			b.Errorf("decodegap.Run: closing %s: %v", c.names[i], err)
+			errs = append(errs, fmt.Errorf("closing %s: %w", c.names[i], err))
 		}
 	}
+	c.fns, c.names = nil, nil
+	return errors.Join(errs...)
 }
 
 // runner holds one measurement: its settings, its buffers and its counters.
