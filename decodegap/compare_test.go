@@ -99,7 +99,7 @@ func TestCompareInterleavesArmsAndReportsEachRound(t *testing.T) {
 	// Up to ten rounds: six are the fewest that give benchstat and the
 	// verdict an interval, and a few more let the verdict decide on a busy
 	// host, where a round may be spoilt; Compare stops once it has.
-	out, err := runChildArgs(t, "compare", "-test.benchtime=64x", "-test.count=10", "-test.cpu=1")
+	out, err := runChildArgs(t, "compare", "-test.benchtime=64x", "-test.count=10", "-test.cpu=1", "-test.v") // -v: the blocks' logs
 	require.NoError(t, err, out)
 
 	p50 := map[string][]float64{}

@@ -109,7 +109,8 @@ type Gap struct {
 	// Shape is how the requested gap varies; the zero value is GapConstant.
 	Shape GapShape
 	// Mean is the requested gap (the mean, for GapUniform and
-	// GapExponential). It must be >= 0; 0 with GapConstant means no gap.
+	// GapExponential). It must be >= 0 and at most MaxGap (an hour); 0
+	// with GapConstant means no gap.
 	Mean time.Duration
 	// Jitter is the half-width of GapUniform as a fraction of Mean, in [0, 1].
 	Jitter float64
@@ -177,7 +178,9 @@ type RunConfig struct {
 	// as many locked OS threads released together each iteration: an op is
 	// one round of Sessions steps. Session 1 first runs alone for the thread
 	// census. Figures pool every session's steps; each session's p50 and p90
-	// and the throughput are added. 0 and 1 mean one; it excludes Null.
+	// and the throughput are added. 0 and 1 mean one; it excludes Null. At
+	// most MaxSessions (1024), and the sessions' records at most
+	// MaxRecordBytes: over either, Run fails with an ErrLimit error.
 	Sessions int
 	// Parity, when set, runs once before the warm-up: a check that the
 	// step's output is right before it is timed. An error stops the
@@ -349,6 +352,9 @@ func (s *settings) validate(n int) error {
 		return fmt.Errorf("%s.Window = %d: want 0 (default %d) or >= 4", t, s.window, defaultWindow)
 	}
 	if err := validateCounters(t, s.counters); err != nil {
+		return err
+	}
+	if err := limitGap(t, g); err != nil {
 		return err
 	}
 	for i, d := range g.Trace {

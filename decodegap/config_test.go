@@ -65,3 +65,31 @@ func TestKindAndShapeStrings(t *testing.T) {
 	assert.Equal(t, "trace", GapTrace.String())
 	assert.Equal(t, "GapShape(9)", GapShape(9).String())
 }
+
+// TestSizesOverTheLimitsAreNamedErrors: issue 24: Sessions: 100000 ended in
+// "thread exhaustion"; Gap.Mean = math.MaxInt64 ran with no gap and
+// reported gap-req 0 silently.
+func TestSizesOverTheLimitsAreNamedErrors(t *testing.T) {
+	for name, c := range map[string]struct {
+		cfg  RunConfig
+		n    int
+		want string
+	}{
+		"sessions":       {RunConfig{Sessions: 100000}, 100, "RunConfig.Sessions = 100000: over decodegap's limit: at most 1024 (MaxSessions"},
+		"session memory": {RunConfig{Sessions: 1024, Gap: Gap{Mean: time.Millisecond, Open: true}}, 1 << 20, "the records would take 32GiB, over MaxRecordBytes (4GiB): lower -benchtime or RunConfig.Sessions"},
+		"gap":            {RunConfig{Gap: Gap{Mean: math.MaxInt64}}, 100, "RunConfig.Gap.Mean = 2562047h47m16.854775807s: over decodegap's limit: at most 1h0m0s (MaxGap)"},
+		"trace":          {RunConfig{Gap: Gap{Shape: GapTrace, Trace: []time.Duration{1, 2 * time.Hour}}}, 100, "RunConfig.Gap.Trace[1] = 2h0m0s: over decodegap's limit"},
+		"spin":           {RunConfig{Gap: Gap{Mean: time.Millisecond, Spin: math.MaxInt64}}, 100, "RunConfig.Gap.Spin = "},
+	} {
+		err := c.cfg.settings().validate(c.n)
+		if err == nil {
+			err = c.cfg.limitSessions(c.n)
+		}
+		if assert.Error(t, err, name) {
+			assert.ErrorIs(t, err, ErrLimit, name)
+			assert.Contains(t, err.Error(), c.want, name)
+		}
+	}
+	assert.NoError(t, (&RunConfig{Sessions: MaxSessions}).limitSessions(2000))
+	assert.NoError(t, (&RunConfig{Gap: Gap{Mean: MaxGap}}).settings().validate(100))
+}

@@ -34,13 +34,30 @@
 // to 1% of the run), the host's contention over the same span (package
 // hostmon) with the screen's verdict, a thread census (which phase created
 // each thread, where the CPU went), and outliers: steps at least 10× the
-// median, with the share of the mean they make.
+// median, with the share of the mean they make. The longest step of the
+// whole run, warm-up and transient included, is max-ns/op; one of 10× the
+// median or more that the steady window leaves out is named in the log
+// (STALL). Run also returns these figures as a *Result: numbers and enums.
+//
+// # Limits
+//
+// Sizes over a documented limit fail with an error wrapping ErrLimit:
+// RunConfig.Sessions over MaxSessions, a gap over MaxGap, records over
+// MaxRecordBytes. An open loop whose arrivals come faster than the loop can
+// count them stops counting at MaxQueue and reports overloaded 1 (no
+// hang); SearchRate caps each probe at Rates.ProbeTime and stops when the
+// service time alone misses the objective.
 //
 // # Log
 //
 // Run logs only on the last call testing makes of the benchmark function
 // (never on the N=1 probe), in at most nine lines: testing keeps ten.
-// Compare writes one progress line to stderr between blocks.
+// Compare writes one progress line to stderr between blocks. Without -v a
+// Compare block prints its result line only, and each arm at most one line
+// naming the rounds whose blocks were flagged (not steady, contended, a
+// stall, overloaded, trace not written); with -v, or when a block fails the
+// benchmark, the block's whole log. A trace that cannot be written is a
+// warning in the log; the result line stays.
 //
 // # Traces
 //

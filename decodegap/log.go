@@ -7,12 +7,14 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gapbench/gapbench/decodegap/internal/slo"
 	"github.com/gapbench/gapbench/decodegap/internal/steady"
 	"github.com/gapbench/gapbench/decodegap/internal/tail"
 	"github.com/gapbench/gapbench/hostmon"
 	"github.com/gapbench/gapbench/internal/durfmt"
+	"github.com/gapbench/gapbench/internal/trace"
 )
 
 // This file is the one place that writes the words a person reads about a
@@ -57,8 +59,8 @@ func (res *result) logLines(s *settings) []string {
 		ls = append(ls, fmt.Sprintf("round %d of %d at GOMAXPROCS %d (decodegap.Compare: the order and the verdicts follow the last arm's lines)", res.round, res.rounds, res.procs))
 	}
 	ls = append(ls, res.steadyLine(s.typ))
-	ls = append(ls, fmt.Sprintf("step: mean %s, p50 %s, %s over %d iterations%s%s",
-		fmtNs(res.lat.mean), fmtNs(res.lat.p50), res.tails.words(res.lat), res.n-res.from, res.strideNote(), res.outlierNote()))
+	ls = append(ls, fmt.Sprintf("step: mean %s, p50 %s, %s over %d iterations%s%s%s",
+		fmtNs(res.lat.mean), fmtNs(res.lat.p50), res.tails.words(res.lat), res.n-res.from, res.strideNote(), res.outlierNote(), res.stallNote(s.typ)))
 	if res.open.on {
 		ls = append(ls, res.open.line())
 	}
@@ -84,7 +86,10 @@ func (res *result) logLines(s *settings) []string {
 	if res.host.ok {
 		ls = append(ls, res.census.lines()...)
 	}
-	if len(res.tracePaths) > 0 {
+	switch {
+	case res.traceErr != nil:
+		ls = append(ls, fmt.Sprintf("trace: NOT WRITTEN (%s.Trace or $%s): %v; the figures above stand", s.typ, trace.EnvDir, res.traceErr))
+	case len(res.tracePaths) > 0:
 		ls = append(ls, "trace: "+strings.Join(res.tracePaths, ", ")+" (draw with: decodegap plot DIR)")
 	}
 	return ls
@@ -391,8 +396,11 @@ func pctName(q float64) string {
 func (o *openResult) line() string {
 	s := fmt.Sprintf("open loop: response (arrival to end) mean %s, p50 %s, %s; late start mean %s; queue mean %.2f, max %d",
 		fmtNs(o.resp.mean), fmtNs(o.resp.p50), o.respTail.words(o.resp), fmtNs(o.lateMean), o.queueMean, o.queueMax)
-	if o.overloaded() {
+	switch o.overload {
+	case OverloadQueueGrew:
 		s += fmt.Sprintf("; OVERLOADED: median lateness grew from %s (first half) to %s (last tenth), so the arrivals outpace the step: raise RunConfig.Gap.Mean", fmtNs(o.lateFirst), fmtNs(o.lateLast))
+	case OverloadQueueLimit:
+		s += fmt.Sprintf("; OVERLOADED: the queue reached %d arrivals (decodegap.MaxQueue), so the arrivals come far faster than the step serves them; the rest ran back to back: raise RunConfig.Gap.Mean", MaxQueue)
 	}
 	return s
 }
@@ -422,10 +430,19 @@ func (o *sloResult) line() string {
 
 // writeSearch prints SearchRate's search of benchmark bench, indented as
 // Compare's summary is (benchfmt skips indented lines).
-func writeSearch(w io.Writer, bench string, o SLO, r slo.Result) {
+func writeSearch(w io.Writer, bench string, o SLO, r slo.Result, pl probeLength) {
 	obj := o.objective()
 	fmt.Fprintf(w, "    --- decodegap.SearchRate: %s: response %s ≤ %s at %.0f%% confidence\n", bench, pctName(obj.Q), fmtNs(obj.Limit), 100*obj.Confidence)
+	switch r.Stopped {
+	case slo.ServiceMisses:
+		fmt.Fprintf(w, "    stopped at %s/s: the service time alone misses the objective (its %s's lower bound %s is over %s, %d steps), so no arrival rate can meet it: make the step faster or raise RunConfig.SLO.Limit\n",
+			fmtRate(r.StopRate), pctName(obj.Q), fmtNs(pl.service.Lower), fmtNs(obj.Limit), pl.service.N)
+	case slo.ProbeTooLong:
+		fmt.Fprintf(w, "    stopped before %s/s: its %d steps would take %v, over Rates.ProbeTime (%v): raise Rates.ProbeTime or lower -benchtime\n",
+			fmtRate(r.StopRate), pl.n, pl.need.Round(time.Millisecond), pl.limit)
+	}
 	switch {
+	case r.Rate == 0 && r.Stopped != slo.NotStopped: // the stop line says why
 	case r.Rate == 0:
 		fmt.Fprintf(w, "    no probed rate passed (lowest probed %s/s): lower Rates.Start\n", fmtRate(r.Ceiling))
 	case r.Capped:

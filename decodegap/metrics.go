@@ -103,6 +103,12 @@ var metricTable = []metricDef{
 	{"resp-p99.9-ns/op", "Gap.Open: 99.9th percentile response time, when enough steps bound it", knownTail(func(r *result) *tails { return &r.open.respTail }, 2)},
 	{"late-ns/op", "Gap.Open: mean lateness of a step's start after its scheduled arrival", openFigure(func(o *openResult) float64 { return o.lateMean })},
 	{"queue-max", "Gap.Open: most arrivals due and not yet finished at a step's start (1: no queue)", openFigure(func(o *openResult) float64 { return float64(o.queueMax) })},
+	{"overloaded", "Gap.Open: 1 when the arrivals outpaced the step (the queue grew through the run, or reached decodegap.MaxQueue), else 0", openFigure(func(o *openResult) float64 {
+		if o.overload != NotOverloaded {
+			return 1
+		}
+		return 0
+	})},
 	{"slo-met", "RunConfig.SLO (or $DECODEGAP_SLO): 1 when the percentile's bound shows the objective met, 0 when it shows it missed (or Gap.Open's queue grew); left out when undecided", func(r *result) (float64, bool) {
 		switch {
 		case !r.slo.on || r.slo.j.Verdict == tail.Undecided:
@@ -114,6 +120,9 @@ var metricTable = []metricDef{
 	}},
 	{"steady-%", "share of the recorded iterations in the steady window (100 = all; the rest was left out)", func(r *result) (float64, bool) {
 		return 100 * float64(r.n-r.from) / float64(r.n), r.n > 0
+	}},
+	{"max-ns/op", "the longest single step anywhere in the run, warm-up and transient included (the log names a stall of 10× the median or more that the window leaves out)", func(r *result) (float64, bool) {
+		return r.stall.maxNs, r.stall.phase != StallNone
 	}},
 	{"outlier-%", "share of the steps' total time (so of ns/op) made by steps at least 10× the median", always(func(r *result) float64 { return 100 * r.out.share })},
 	{"gap-req-ns/op", "mean requested gap", always(func(r *result) float64 { return r.gap.req })},

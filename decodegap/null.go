@@ -18,6 +18,7 @@ func (m *nullMode) open(b *testing.B, r *runner, cl *closers, open Opener) {
 	m.null = cl.open(b, "the null instance (RunConfig.Null)", open)
 	m.nullRec = newRecord(r.n/2 + r.window)
 	r.rec = newRecord(r.n/2 + r.window)
+	r.recs = []*record{r.rec, m.nullRec}
 	r.noRequested = true
 	r.traceConfig = map[string]string{"null": "alternate windows"}
 }
@@ -49,11 +50,13 @@ func (m *nullMode) run(r *runner) (int, error) {
 		if !noGap {
 			r.waiter.WaitUntil(prevEnd + int64(r.seq.Next()))
 		}
+		start := gap.Now()
 		err := cur()
 		prevEnd = gap.Now()
 		if err != nil {
 			return i, err
 		}
+		r.rec.warm(i, prevEnd-start)
 	}
 	r.afterWarmup()
 	untilBoundary, block := 0, -1

@@ -32,10 +32,14 @@ type stream struct {
 	aheadN  int
 	// requested sums the recorded steps' inter-arrival gaps (ns);
 	// depthSum and depthMax the queue depth seen at each recorded step's
-	// start (the step itself included).
+	// start (the step itself included). saturated is set once the queue
+	// reached MaxQueue: the loop stops counting arrivals then (counting
+	// them would cost more than the step when they come faster than the
+	// loop can count) and serves the queue back to back.
 	requested int64
 	depthSum  int64
 	depthMax  int
+	saturated bool
 	// err and errIter are the first failure (iteration counted from the
 	// first warm-up step).
 	err     error
@@ -46,6 +50,15 @@ func newStream(step Step, spec gap.Spec, n int) *stream {
 	return &stream{step: step, seq: gap.NewSequence(spec), waiter: gap.NewWaiter(spec), ahead: gap.NewSequence(spec),
 		rec: newRecord(n), resp: newRecord(n)}
 }
+
+// MaxQueue is the deepest queue an open loop (Gap.Open) counts: arrivals
+// due and not yet served at a step's start. An arrival interval below what
+// the loop itself costs (Gap.Mean = 1ns, or SearchRate's Rates.Start above
+// what the step sustains) reaches it within a few milliseconds; the loop then
+// stops counting arrivals, serves the rest back to back (so the run lasts
+// no longer than a closed loop of the same steps), and the run is reported
+// as OverloadQueueLimit (overloaded 1, queue-max MaxQueue).
+const MaxQueue = 1 << 16
 
 // run runs warm unrecorded and n recorded steps on the arrival schedule,
 // from now. boundary, when not nil, is called before recorded step j at
@@ -71,9 +84,10 @@ func (s *stream) run(warm, n, window int, boundary func(j int, force bool)) bool
 			s.waiter.WaitUntil(arrival)
 		}
 		start := gap.Now()
-		for s.aheadAt <= start {
+		for !s.saturated && s.aheadAt <= start {
 			s.aheadN++
 			s.aheadAt += int64(s.ahead.Next())
+			s.saturated = s.aheadN-i >= MaxQueue
 		}
 		err := s.step()
 		end := gap.Now()
@@ -81,11 +95,16 @@ func (s *stream) run(warm, n, window int, boundary func(j int, force bool)) bool
 			s.err, s.errIter = err, i
 			return false
 		}
-		if j >= 0 {
+		if j < 0 {
+			s.rec.warm(i, end-start)
+		} else {
 			s.rec.add(j, end-start, start-prevEnd)
 			s.resp.add(j, end-arrival, start-arrival)
 			s.requested += req
 			depth := s.aheadN - i
+			if s.saturated { // no longer counted: at least MaxQueue
+				depth = MaxQueue
+			}
 			s.depthSum += int64(depth)
 			s.depthMax = max(s.depthMax, depth)
 		}
@@ -136,6 +155,7 @@ func (m *openMode) analyze(r *runner) *result {
 	res := r.analyzeSingle()
 	res.open = openStats([]*stream{m.s})
 	res.slo = r.s.judgeSLO(m.s.resp.lat, "response time").unless(res.open)
+	res.sloService = r.s.judgeSLO(m.s.rec.lat, "service time")
 	return res
 }
 
@@ -159,15 +179,48 @@ type openResult struct {
 	// step.
 	queueMean float64
 	queueMax  int
+	// overload is why the loop counts as overloaded, if it does;
+	// serviceP50 the median service time over every recorded step (0 when
+	// unknown), the scale the lateness trend is judged against.
+	overload   OverloadReason
+	serviceP50 float64
+	// intervalMean is the mean inter-arrival gap requested (ns).
+	intervalMean float64
 }
 
-// overloaded reports whether the queue grew through the window: the last
-// tenth's lateness exceeds the first half's by more than four times the
-// median response, so the arrival rate is above what the step sustains
-// and the response times describe a queue still growing, not a steady one.
-func (o openResult) overloaded() bool {
-	return o.on && o.lateLast-o.lateFirst > 4*o.resp.p50
+// OverloadReason says why an open loop (Gap.Open) counts as overloaded: its
+// arrivals come faster than the step serves them, so its response times
+// describe a queue still growing, not a steady one.
+type OverloadReason int
+
+const (
+	// NotOverloaded: the queue did not grow through the run (the zero value).
+	NotOverloaded OverloadReason = iota
+	// OverloadQueueGrew: the median lateness of the run's last tenth
+	// exceeds its first half's by more than four times the larger of the
+	// median service time and the mean inter-arrival gap (the median
+	// response when neither is known).
+	OverloadQueueGrew
+	// OverloadQueueLimit: the queue reached MaxQueue arrivals, and the loop
+	// stopped counting them.
+	OverloadQueueLimit
+)
+
+// String returns "no", "queue-grew" or "queue-limit".
+func (r OverloadReason) String() string {
+	switch r {
+	case NotOverloaded:
+		return "no"
+	case OverloadQueueGrew:
+		return "queue-grew"
+	case OverloadQueueLimit:
+		return "queue-limit"
+	}
+	return fmt.Sprintf("OverloadReason(%d)", int(r))
 }
+
+// overloaded reports whether the arrivals outpaced the step (overload).
+func (o openResult) overloaded() bool { return o.on && o.overload != NotOverloaded }
 
 // openStats pools the streams' response times, lateness and queue depths.
 func openStats(ss []*stream) openResult {
@@ -175,7 +228,15 @@ func openStats(ss []*stream) openResult {
 	o := openResult{on: true}
 	var depth int64
 	var count int
+	saturated := false
+	var svc []int64
+	var requested int64
 	for _, s := range ss {
+		saturated = saturated || s.saturated
+		requested += s.requested
+		if s.rec != nil {
+			svc = append(svc, s.rec.lat...)
+		}
 		resp = append(resp, s.resp.lat...)
 		late = append(late, s.resp.gap...)
 		depth += s.depthSum
@@ -184,10 +245,15 @@ func openStats(ss []*stream) openResult {
 	}
 	sr := sortedCopy(resp)
 	o.resp, o.respTail = summarizeSorted(sr), tailsOfSorted(sr)
+	if len(svc) > 0 {
+		o.serviceP50 = summarize(svc).p50
+	}
 	if count > 0 {
 		o.queueMean = float64(depth) / float64(count)
+		o.intervalMean = float64(requested) / float64(count)
 	}
 	if len(ss) == 0 || len(late) == 0 {
+		o.judgeOverload(saturated)
 		return o
 	}
 	o.lateMean = summarize(late).mean
@@ -195,7 +261,32 @@ func openStats(ss []*stream) openResult {
 	l := ss[0].resp.gap
 	o.lateFirst = summarize(l[:len(l)/2]).p50
 	o.lateLast = summarize(l[len(l)-max(1, len(l)/10):]).p50
+	o.judgeOverload(saturated)
 	return o
+}
+
+// judgeOverload sets o.overload from the lateness trend, and from whether a
+// stream's queue reached MaxQueue (saturated). The trend is judged against
+// the service time, which a growing queue leaves alone: the median response
+// grows with the queue itself (a queue growing steadily from the start has
+// its median response near half its last lateness), so a scale of it
+// would never see steady growth. The inter-arrival gap is in the scale too:
+// a late wake-up of the gap's waiter on a busy host is not a queue, and a
+// queue that does grow gains (service − gap) a step, far more than four
+// gaps over the run.
+func (o *openResult) judgeOverload(saturated bool) {
+	scale := o.resp.p50
+	if k := max(o.serviceP50, o.intervalMean); k > 0 {
+		scale = k
+	}
+	switch {
+	case saturated:
+		o.overload = OverloadQueueLimit
+	case o.lateLast-o.lateFirst > 4*scale:
+		o.overload = OverloadQueueGrew
+	default:
+		o.overload = NotOverloaded
+	}
 }
 
 // tailConfidence is the level of the tail bounds.
@@ -359,6 +450,9 @@ func (m *openSessionsMode) loop(r *runner) (string, error) {
 		r.requested += s.requested
 	}
 	r.rec = m.ss[0].rec
+	for _, s := range m.ss {
+		r.recs = append(r.recs, s.rec)
+	}
 	return "", nil
 }
 
@@ -392,6 +486,11 @@ func (m *openSessionsMode) analyze(r *runner) *result {
 	r.fill(res, lat, gaps, res.from)
 	res.open = openStats(m.ss)
 	res.slo = r.s.judgeSLO(resp, "response time").unless(res.open)
+	var svc []int64
+	for _, s := range m.ss {
+		svc = append(svc, s.rec.lat...)
+	}
+	res.sloService = r.s.judgeSLO(svc, "service time")
 	if c := &res.proc; c.ok && c.wallNs > 0 {
 		res.throughput = float64(len(m.ss)*c.iters()) / (float64(c.wallNs) / 1e9)
 	}

@@ -91,11 +91,17 @@ func TestOpenLoopMeasuresCoordinatedOmission(t *testing.T) {
 
 func TestOpenLoopOverloadIsNamed(t *testing.T) {
 	o := openResult{on: true, resp: latency{p50: 100}, lateFirst: 1000, lateLast: 1000 + 5*100}
+	o.judgeOverload(false)
 	assert.True(t, o.overloaded())
 	assert.Contains(t, o.line(), "OVERLOADED")
 	assert.Contains(t, o.line(), "RunConfig.Gap.Mean")
 	o.lateLast = 1200
+	o.judgeOverload(false)
 	assert.False(t, o.overloaded())
+	o.judgeOverload(true)
+	assert.Equal(t, OverloadQueueLimit, o.overload)
+	assert.Contains(t, o.line(), "the queue reached 65536 arrivals (decodegap.MaxQueue)")
+	o.judgeOverload(false)
 	assert.NotContains(t, o.line(), "OVERLOADED")
 }
 
@@ -206,4 +212,42 @@ func TestOpenLoopOverloadIgnoresALateBurst(t *testing.T) {
 	growing := stats(func(i int) int64 { return 400e3 + int64(max(0, i-500))*200e3 })
 	assert.True(t, growing.overloaded(), "first half %v, last tenth %v", growing.lateFirst, growing.lateLast)
 	assert.Contains(t, growing.line(), "OVERLOADED: median lateness grew from 400µs (first half) to 14.")
+}
+
+// TestOpenLoopFasterThanItsOwnCostEnds: arrivals every 1 ns come faster
+// than the loop can even count them; the run ends (on the base it counted
+// arrivals forever) and is reported as overloaded at the queue limit.
+func TestOpenLoopFasterThanItsOwnCostEnds(t *testing.T) {
+	done := make(chan testing.BenchmarkResult, 1)
+	var got *Result
+	go func() {
+		done <- benchmarkN(t, "2000x", func(b *testing.B) {
+			got = Run(b, RunConfig{Window: 8, Gap: Gap{Mean: time.Nanosecond, Open: true}}, Func(spinFor(20*time.Microsecond)))
+		})
+	}()
+	var res testing.BenchmarkResult
+	select {
+	case res = <-done:
+	case <-time.After(2 * time.Minute):
+		t.Fatal("an open loop at 1 ns arrivals did not end within 2 minutes")
+	}
+	require.NotNil(t, got)
+	assert.Equal(t, 1.0, res.Extra["overloaded"])
+	assert.Equal(t, float64(MaxQueue), res.Extra["queue-max"])
+	assert.Equal(t, OverloadQueueLimit, got.Open.Overload)
+	assert.Equal(t, 2000, got.N)
+}
+
+// TestOpenLoopSteadyOverloadIsNamed: 100 µs steps at an arrival every
+// 50 µs: the queue grows from the first step on. On the base the trend
+// was judged against the median response, which grows with the queue, and
+// such a run read overloaded 0.
+func TestOpenLoopSteadyOverloadIsNamed(t *testing.T) {
+	var got *Result
+	res := benchmarkN(t, "2000x", func(b *testing.B) {
+		got = Run(b, RunConfig{Gap: Gap{Mean: 50 * time.Microsecond, Open: true}}, Func(spinFor(100*time.Microsecond)))
+	})
+	require.NotNil(t, got)
+	assert.Equal(t, OverloadQueueGrew, got.Open.Overload)
+	assert.Equal(t, 1.0, res.Extra["overloaded"])
 }

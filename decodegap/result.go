@@ -34,11 +34,17 @@ type result struct {
 	tails tails
 	// open is the open loop's response times and queue (Gap.Open).
 	open openResult
-	// slo is RunConfig.SLO judged on the run, when set.
-	slo  sloResult
-	out  outliers // the steps that dominate the mean, if any
-	gap  gapStats
-	proc counterSpan // process counters over the span they cover
+	// slo is RunConfig.SLO judged on the run, when set; sloService, in an
+	// open loop, the same objective on the service times alone (every
+	// recorded step): when they miss it, no arrival rate meets it.
+	slo        sloResult
+	sloService sloResult
+	out        outliers // the steps that dominate the mean, if any
+	// stall is the longest step of the whole run, warm-up included, and
+	// where it fell (stall.go).
+	stall stallInfo
+	gap   gapStats
+	proc  counterSpan // process counters over the span they cover
 	// snapNs is the time the counter snapshots of the timed loop took, all
 	// of them; loopNs the timed loop's wall time (the counter budget).
 	snapNs, loopNs int64
@@ -58,8 +64,10 @@ type result struct {
 	null nullResult
 	// round, rounds and procs place a Compare block (rounds is 0 in Run).
 	round, rounds, procs int
-	// tracePaths are the trace files written, if any.
+	// tracePaths are the trace files written, if any; traceErr why the
+	// trace asked for could not be written (a warning: the result stands).
 	tracePaths []string
+	traceErr   error
 }
 
 // latency is a latency distribution's summary (ns).
@@ -180,6 +188,11 @@ func (r *runner) fill(res *result, lat, gaps []int64, spanFrom int) {
 	res.tails = tailsOfSorted(sorted)
 	res.slo = r.s.judgeSLO(lat, "step latency")
 	res.out = findOutliers(lat, res.lat.p50)
+	recs := r.recs
+	if len(recs) == 0 {
+		recs = []*record{r.rec}
+	}
+	res.stall = findStall(recs, res.from, res.lat.p50)
 	g := summarizeSorted(sortInto(sorted, gaps)) // gaps is as long as lat
 	res.gap.mean, res.gap.p50 = g.mean, g.p50
 	if r.n > 0 {

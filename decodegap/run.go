@@ -1,13 +1,13 @@
 package decodegap
 
 import (
+	"context"
+	"errors"
 	"fmt"
-	"runtime"
 	"testing"
 	"time"
 
 	"github.com/gapbench/gapbench/decodegap/internal/gap"
-	"github.com/gapbench/gapbench/internal/trace"
 )
 
 // counterBudget is the largest fraction of the run's wall time that counter
@@ -33,7 +33,11 @@ const counterBudget = 0.01
 // with b.Fatalf, labelled "decodegap.Run:". Run logs only on the last call
 // testing makes of the benchmark function (never on its N=1 probe), in at
 // most nine lines: testing keeps ten.
-func Run(b *testing.B, cfg RunConfig, open Opener) {
+//
+// Run returns what this call measured as numbers and enums (a caller may
+// ignore it); a trace that cannot be written is a warning in the log, never
+// a failure.
+func Run(b *testing.B, cfg RunConfig, open Opener) *Result {
 	b.Helper()
 	if open == nil {
 		b.Fatalf("decodegap.Run: open is nil: pass an Opener (decodegap.Func(step) for a plain step)")
@@ -50,8 +54,11 @@ func Run(b *testing.B, cfg RunConfig, open Opener) {
 	if err := s.validate(b.N); err != nil {
 		b.Fatalf("decodegap.Run: %v", err)
 	}
+	if err := cfg.limitSessions(b.N); err != nil {
+		b.Fatalf("decodegap.Run: %v", err)
+	}
 	m := modeFor(&cfg)
-	runMode(b, s, open, m)
+	return runMode(b, s, open, m).export()
 }
 
 // modeFor returns the mode cfg asks for: sessions (open or closed loop),
@@ -85,64 +92,26 @@ type mode interface {
 	analyze(r *runner) *result
 }
 
-// runMode is Run's frame around a mode: host, opens, parity, timer, loop,
-// analysis, trace and report. The counter snapshots of the result it
-// returns are back in the pool by then: a caller reads only its figures.
+// runMode is Run's frame around a mode: measure (engine.go) with the
+// benchmark's timer, then the report, then the closes. The counter
+// snapshots of the result it returns are back in the pool by then: a caller
+// reads only its figures.
 func runMode(b *testing.B, s *settings, open Opener, m mode) *result {
 	b.Helper()
-	r := newRunner(s, b.N)
-	h, err := openHost(s)
+	last := isLastCall(b)
+	name := ""
+	if last {
+		name = b.Name()
+	}
+	res, done, err := measure(context.Background(), s, b.N, open, m, b, name)
 	if err != nil {
 		b.Fatalf("decodegap.Run: %v", err)
 	}
-	r.phases[phaseBefore] = h.tids() // opening the sampler starts no thread
 	defer func() {
-		if err := h.close(); err != nil {
-			b.Errorf("decodegap.Run: closing the host sampler or releasing RunConfig.Budget's confinement: %v", err)
+		if err := done(); err != nil {
+			b.Errorf("decodegap.Run: %v", err)
 		}
 	}()
-	r.host, r.cr.sampler, r.cr.kit = h, h.sampler, h.kit
-
-	var cl closers
-	defer cl.closeAll(b)
-	m.open(b, r, &cl, open)
-	if s.parity != nil {
-		if err := s.parity(); err != nil {
-			b.Fatalf("decodegap.Run: parity check failed (RunConfig.Parity), nothing was timed: %v", err)
-		}
-	}
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	if err := r.waiter.Begin(); err != nil {
-		b.Fatalf("decodegap.Run: preparing gaps (RunConfig.Gap.Kind = %v): %v", s.gap.Kind, err)
-	}
-	defer r.waiter.End()
-	// After the mode's open (sessions start their threads there), so that
-	// the host sampler has seen every thread before the timed loop.
-	spareOnce.Do(func() { spareThreads(2) })
-	r.phases[phaseSetup] = h.tids()
-	r.cr.threads = len(r.phases[phaseSetup])
-	r.snaps = r.cr.prepare(snapSlots(r.n, r.window))
-	// The slots go back to the kit when the report is done, or when a
-	// failure ends the benchmark.
-	defer r.cr.recycle()
-
-	b.ResetTimer()
-	r.wallStart, r.loopStartNs = wallNow(), gap.Now()
-	if where, err := m.loop(r); err != nil {
-		b.Fatalf("decodegap.Run: %s: %v", where, err)
-	}
-	b.StopTimer()
-
-	res := m.analyze(r)
-	last := isLastCall(b)
-	if dir := traceDir(s); dir != "" && last {
-		paths, err := r.writeTrace(dir, b.Name(), res)
-		if err != nil {
-			b.Errorf("decodegap.Run: writing the trace (RunConfig.Trace or $%s): %v", trace.EnvDir, err)
-		}
-		res.tracePaths = paths
-	}
 	publish(b, s, res, last)
 	return res
 }
@@ -151,33 +120,47 @@ func runMode(b *testing.B, s *settings, open Opener, m mode) *result {
 type closers struct {
 	fns   []func() error
 	names []string
+	// err is the first failed open when there is no benchmark to stop
+	// (Measure); open opens nothing more after it.
+	err error
 }
 
-// open opens an instance with o, stopping the benchmark on error or a nil
-// step, and keeps its close for closeAll.
+// open opens an instance with o, and keeps its close for closeAll. On an
+// error or a nil step it stops the benchmark b, or, when b is nil, keeps
+// the error in c.err and returns nil.
 func (c *closers) open(b *testing.B, what string, o Opener) Step {
-	b.Helper()
+	if c.err != nil {
+		return nil
+	}
 	st, closeFn, err := o()
 	if closeFn != nil {
 		c.fns = append(c.fns, closeFn)
 		c.names = append(c.names, what)
 	}
-	if err != nil {
-		b.Fatalf("decodegap.Run: opening %s: %v", what, err)
+	switch {
+	case err != nil:
+		c.err = fmt.Errorf("opening %s: %w", what, err)
+	case st == nil:
+		c.err = fmt.Errorf("opening %s returned a nil step", what)
 	}
-	if st == nil {
-		b.Fatalf("decodegap.Run: opening %s returned a nil step", what)
+	if c.err != nil && b != nil {
+		b.Helper()
+		b.Fatalf("decodegap.Run: %v", c.err)
 	}
 	return st
 }
 
-// closeAll closes everything opened, last first, reporting close errors.
-func (c *closers) closeAll(b *testing.B) {
+// closeAll closes everything opened, last first, and returns the close
+// errors joined.
+func (c *closers) closeAll() error {
+	var errs []error
 	for i := len(c.fns) - 1; i >= 0; i-- {
 		if err := c.fns[i](); err != nil {
-			b.Errorf("decodegap.Run: closing %s: %v", c.names[i], err)
+			errs = append(errs, fmt.Errorf("closing %s: %w", c.names[i], err))
 		}
 	}
+	c.fns, c.names = nil, nil
+	return errors.Join(errs...)
 }
 
 // runner holds one measurement: its settings, its buffers and its counters.
@@ -187,9 +170,12 @@ type runner struct {
 	window int
 	seq    *gap.Sequence
 	waiter *gap.Waiter
-	// rec records the step's iterations (session 1's with sessions).
-	rec *record
-	cr  *counterReader
+	// rec records the step's iterations (session 1's with sessions);
+	// recs, when set, are every record of the run (the null instance's,
+	// each session's), rec first: the stall is looked for in all of them.
+	rec  *record
+	recs []*record
+	cr   *counterReader
 	// snaps are the counter snapshots taken at window boundaries, in order;
 	// the first is at iteration 0 of the recorded ones, the last at n.
 	snaps []snapshot
@@ -273,11 +259,13 @@ func (r *runner) loop(step Step) (int, error) {
 		if !noGap {
 			r.waiter.WaitUntil(prevEnd + int64(r.seq.Next()))
 		}
+		start := gap.Now()
 		err := step()
 		prevEnd = gap.Now()
 		if err != nil {
 			return i, err
 		}
+		r.rec.warm(i, prevEnd-start)
 	}
 	r.afterWarmup()
 	rec := r.rec

@@ -1,6 +1,7 @@
 package decodegap
 
 import (
+	"context"
 	"errors"
 	"os"
 	"strings"
@@ -47,6 +48,8 @@ func BenchmarkChild(b *testing.B) {
 		compareChild(b)
 	case "compare-seq":
 		compareSeqChild(b)
+	case "compare-20":
+		compare20Child(b)
 	case "compare-wait":
 		compareWaitChild(b)
 	case "compare-fail":
@@ -79,6 +82,12 @@ func BenchmarkChild(b *testing.B) {
 		Run(b, RunConfig{Window: 8, SLO: SLO{Percentile: 50, Limit: time.Second}}, Func(func() error { return nil }))
 	case "slo-search":
 		SearchRate(b, RunConfig{Window: 8}, Func(func() error { return nil }), Rates{Start: 2000, Max: 4000, MaxProbes: 2})
+	case "slo-search-svc":
+		SearchRate(b, RunConfig{Window: 8, SLO: SLO{Percentile: 50, Limit: 100 * time.Microsecond}}, Func(spinFor(time.Millisecond)), Rates{Start: 2000})
+	case "slo-search-long":
+		SearchRate(b, RunConfig{Window: 8, SLO: SLO{Percentile: 50, Limit: time.Second}}, Func(func() error { return nil }), Rates{Start: 100, ProbeTime: time.Second})
+	case "slo-search-fast":
+		SearchRate(b, RunConfig{Window: 8, SLO: SLO{Percentile: 50, Limit: time.Second}}, Func(func() error { return nil }), Rates{Start: 1e9, MaxProbes: 3})
 	case "require":
 		Run(b, RunConfig{RequireSteady: true}, Func(func() error { return nil }))
 	default:
@@ -180,4 +189,49 @@ func BenchmarkRunOverhead(b *testing.B) {
 	start := time.Now()
 	Run(b, RunConfig{}, Func(step))
 	b.ReportMetric(float64(time.Since(start).Nanoseconds())/float64(b.N), "wall-ns/op")
+}
+
+// TestMeasureRunsWithoutTesting: the engine under Run measures without a
+// testing.B: its Result, its named errors (a failed open, a step error at
+// its iteration, a bad config, ErrLimit), and what it closes.
+func TestMeasureRunsWithoutTesting(t *testing.T) {
+	closed := 0
+	open := func() (Step, func() error, error) {
+		return spinFor(5 * time.Microsecond), func() error { closed++; return nil }, nil
+	}
+	res, err := Measure(context.Background(), RunConfig{Window: 8, Warmup: 4}, 200, open)
+	require.NoError(t, err)
+	assert.Equal(t, 200, res.N)
+	assert.Equal(t, 1, closed, "Measure closes what it opened")
+	assert.GreaterOrEqual(t, res.Latency.P50, 5e3)
+	units := map[string]bool{}
+	for _, m := range res.Metrics {
+		units[m.Unit] = true
+	}
+	assert.True(t, units["p50-ns/op"] && units["max-ns/op"], "%v", res.Metrics)
+
+	_, err = Measure(context.Background(), RunConfig{}, 100, func() (Step, func() error, error) {
+		return nil, func() error { closed++; return nil }, errors.New("no model")
+	})
+	assert.EqualError(t, err, "decodegap.Measure: opening the step: no model")
+	assert.Equal(t, 2, closed, "a failed open's close still runs")
+
+	i := 0
+	_, err = Measure(context.Background(), RunConfig{Window: 8, Warmup: 3}, 100, Func(func() error {
+		if i++; i == 13 {
+			return errors.New("frame 13 is corrupt")
+		}
+		return nil
+	}))
+	assert.EqualError(t, err, "decodegap.Measure: step failed at iteration 10 of 100 (b.N; after 3 warm-up): frame 13 is corrupt")
+
+	_, err = Measure(context.Background(), RunConfig{Sessions: MaxSessions + 1}, 100, Func(func() error { return nil }))
+	assert.ErrorIs(t, err, ErrLimit)
+	_, err = Measure(context.Background(), RunConfig{Gap: Gap{Jitter: 2}}, 100, Func(func() error { return nil }))
+	assert.ErrorContains(t, err, "RunConfig.Gap.Jitter = 2")
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err = Measure(ctx, RunConfig{}, 100, Func(func() error { return nil }))
+	assert.ErrorIs(t, err, context.Canceled)
 }

@@ -27,6 +27,13 @@ type record struct {
 	sumLat, sumGap int64
 	// count is the number of iterations recorded, kept or not.
 	count int
+	// maxLat is the longest recorded step (ns), kept or not, and maxAt its
+	// index among the recorded ones; warmMax and warmMaxAt the same over
+	// the warm-up (index from the first warm-up step). A stall is found
+	// wherever it fell, even when thinning or the steady window leaves it
+	// out.
+	maxLat, warmMax  int64
+	maxAt, warmMaxAt int
 	// scratch is memory for the analysis, twice as long as lat once
 	// steadyWindow made it: the detector's sort, then the summaries'
 	// sorted copies (the first half) and their radix sort's other half.
@@ -57,6 +64,9 @@ func (r *record) add(i int, lat, gap int64) {
 	r.sumLat += lat
 	r.sumGap += gap
 	r.count++
+	if lat > r.maxLat {
+		r.maxLat, r.maxAt = lat, i
+	}
 	if i&r.mask != 0 {
 		return
 	}
@@ -78,4 +88,12 @@ func (r *record) thin() {
 	r.gap = r.gap[:h]
 	r.stride *= 2
 	r.mask = r.stride - 1
+}
+
+// warm notes warm-up step i (0-based from the first warm-up step) of
+// latency lat: only the longest is kept. It does not allocate.
+func (r *record) warm(i int, lat int64) {
+	if lat > r.warmMax {
+		r.warmMax, r.warmMaxAt = lat, i
+	}
 }

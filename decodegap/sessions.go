@@ -49,6 +49,8 @@ func (w *worker) run(done, ready *sync.WaitGroup) {
 		if *w.record {
 			w.rec.add(w.k, t1-t0, t0-*w.roundStart)
 			w.k++
+		} else {
+			w.rec.warm(i, t1-t0)
 		}
 		i++
 		done.Done()
@@ -179,7 +181,7 @@ func (m *sessionsMode) run(r *runner) (int, int, error) {
 		}
 	}
 	r.boundary(r.n, true)
-	r.rec = m.recs[0]
+	r.rec, r.recs = m.recs[0], m.recs
 	return 0, 0, nil
 }
 

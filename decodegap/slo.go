@@ -26,7 +26,18 @@ type Rates struct {
 	Tolerance float64
 	// MaxProbes bounds the probes; 0 means 30.
 	MaxProbes int
+	// ProbeTime caps each probe's length: a probe whose b.N steps (and the
+	// warm-up) would take longer than ProbeTime at its arrival rate is not
+	// run, and the search stops there, saying so. 0 means
+	// DefaultProbeTime. With a duration -benchtime=D, set it above D. A
+	// probe whose steps are slower than their arrivals lasts as long as
+	// its b.N steps take back to back, as any Run does.
+	ProbeTime time.Duration
 }
+
+// DefaultProbeTime is Rates.ProbeTime's default: the longest a SearchRate
+// probe may last (at -benchtime=2000x, rates below 100/s are not probed).
+const DefaultProbeTime = 20 * time.Second
 
 // SearchRate finds the highest arrival rate at which the step meets
 // cfg.SLO, as MLPerf LoadGen's Server scenario does: it brackets the rate by
@@ -42,6 +53,13 @@ type Rates struct {
 // It returns the rate found (0 when none passed) and prints the search, one
 // indented line per probe, after the sub-benchmarks' lines. Left zero,
 // cfg.SLO is taken from $DECODEGAP_SLO (EnvSLO), as in Run.
+//
+// The search ends early, with the reason printed, when a probe's service
+// times alone miss the objective (their bound is over cfg.SLO.Limit:
+// response times include them, so no lower rate can pass), or when the next
+// probe would last longer than rates.ProbeTime. Every rate is probed with
+// Gap.Mean of at least 1 ns; arrivals the loop cannot keep up with end the
+// probe as overloaded (MaxQueue), never a hang.
 func SearchRate(b *testing.B, cfg RunConfig, open Opener, rates Rates) float64 {
 	b.Helper()
 	const fn = "decodegap.SearchRate"
@@ -56,7 +74,15 @@ func SearchRate(b *testing.B, cfg RunConfig, open Opener, rates Rates) float64 {
 		b.Fatalf("%s: open is nil: pass an Opener (decodegap.Func(step) for a plain step)", fn)
 	}
 	cfg.Gap.Open = true
+	capT := rates.ProbeTime
+	switch {
+	case capT < 0:
+		b.Fatalf("%s: Rates.ProbeTime = %v: want > 0, or 0 for %v", fn, capT, DefaultProbeTime)
+	case capT == 0:
+		capT = DefaultProbeTime
+	}
 	search := slo.Search{Start: rates.Start, Max: rates.Max, Tolerance: rates.Tolerance, MaxProbes: rates.MaxProbes}
+	var tooLong probeLength
 	res, err := search.Run(func(rate float64) (tail.Judgement, error) {
 		c := cfg
 		c.Gap.Mean = time.Duration(math.Round(float64(time.Second) / rate))
@@ -67,7 +93,13 @@ func SearchRate(b *testing.B, cfg RunConfig, open Opener, rates Rates) float64 {
 			return tail.Judgement{}, err
 		}
 		var j tail.Judgement
+		var stop *slo.Stop
 		ok := b.Run("rate="+fmtRate(rate)+"/s", func(b *testing.B) {
+			if need := time.Duration(float64(b.N+c.Warmup) * float64(c.Gap.Mean)); b.N >= 4 && need > capT {
+				tooLong = probeLength{n: b.N, need: need, limit: capT}
+				stop = &slo.Stop{Reason: slo.ProbeTooLong}
+				b.Skipf("%s: not probed: %d steps at %s/s take %v, over Rates.ProbeTime (%v)", fn, b.N+c.Warmup, fmtRate(rate), need.Round(time.Millisecond), capT)
+			}
 			s := c.settings()
 			s.fn, s.sloFrom = fn, from
 			// testing's first calls of a duration -benchtime are short:
@@ -82,18 +114,38 @@ func SearchRate(b *testing.B, cfg RunConfig, open Opener, rates Rates) float64 {
 			if err := s.validate(b.N); err != nil {
 				b.Fatalf("%s: %v", fn, err)
 			}
-			j = runMode(b, s, open, modeFor(&c)).slo.j
+			if err := c.limitSessions(b.N); err != nil {
+				b.Fatalf("%s: %v", fn, err)
+			}
+			r := runMode(b, s, open, modeFor(&c))
+			j = r.slo.j
+			if r.sloService.on && r.sloService.j.Verdict == tail.Fail {
+				stop = &slo.Stop{Reason: slo.ServiceMisses, Judgement: j}
+				tooLong.service = r.sloService.j
+			}
 		})
 		if !ok {
 			return tail.Judgement{}, fmt.Errorf("the probe at %.4g/s failed", rate)
+		}
+		if stop != nil {
+			return j, stop
 		}
 		return j, nil
 	})
 	if err != nil {
 		b.Fatalf("%s: %v", fn, err)
 	}
-	writeSearch(summaryOut, b.Name(), cfg.SLO, res)
+	writeSearch(summaryOut, b.Name(), cfg.SLO, res, tooLong)
 	return res.Rate
+}
+
+// probeLength is why SearchRate stopped early: the probe that would have
+// taken need for n steps, over limit (Rates.ProbeTime); or service, the
+// service times' judgement that missed the objective alone.
+type probeLength struct {
+	n           int
+	need, limit time.Duration
+	service     tail.Judgement
 }
 
 // EnvSLO is the environment variable that sets the latency objective of

@@ -2,6 +2,7 @@ package decodegap
 
 import (
 	"bytes"
+	"regexp"
 	"testing"
 	"time"
 
@@ -51,7 +52,7 @@ func TestWriteSearchWords(t *testing.T) {
 		{Rate: 102, Judgement: tail.Judgement{Verdict: tail.Undecided, N: 200, NeedPass: 299}},
 		{Rate: 101, Judgement: tail.Judgement{Verdict: tail.Undecided, N: 500, NeedPass: 299, Lower: 1.5e6, Upper: 2.5e6}},
 	}}
-	writeSearch(&w, "BenchmarkX", SLO{Percentile: 99, Limit: 2 * time.Millisecond}, r)
+	writeSearch(&w, "BenchmarkX", SLO{Percentile: 99, Limit: 2 * time.Millisecond}, r, probeLength{})
 	out := w.String()
 	assert.Contains(t, out, "    --- decodegap.SearchRate: BenchmarkX: response p99 ≤ 2ms at 95% confidence\n")
 	assert.Contains(t, out, "highest rate that passed: 100/s; lowest that did not: 102/s (2.0% apart)")
@@ -59,7 +60,7 @@ func TestWriteSearchWords(t *testing.T) {
 	assert.Contains(t, out, "102/s: undecided (200 steps; a pass needs ≥ 299)")
 	assert.Contains(t, out, "101/s: undecided (bounds 1.5ms–2.5ms straddle the limit, 500 steps)")
 	w.Reset()
-	writeSearch(&w, "BenchmarkX", SLO{Percentile: 99, Limit: time.Millisecond}, slo.Result{Ceiling: 10})
+	writeSearch(&w, "BenchmarkX", SLO{Percentile: 99, Limit: time.Millisecond}, slo.Result{Ceiling: 10}, probeLength{})
 	assert.Contains(t, w.String(), "no probed rate passed (lowest probed 10/s): lower Rates.Start")
 }
 
@@ -109,7 +110,7 @@ func TestSLOFailsAnOverloadedRun(t *testing.T) {
 	}
 	s := judgeSLO(SLO{Percentile: 99, Limit: time.Millisecond}, xs, "response time")
 	require.Equal(t, tail.Pass, s.j.Verdict)
-	grown := s.unless(openResult{on: true, resp: latency{p50: 1000}, lateFirst: 0, lateLast: 10000})
+	grown := s.unless(openResult{on: true, resp: latency{p50: 1000}, lateFirst: 0, lateLast: 10000, overload: OverloadQueueGrew})
 	assert.Equal(t, tail.Fail, grown.j.Verdict)
 	assert.Contains(t, grown.line(), "the queue grew through the run")
 	assert.Equal(t, tail.Pass, s.unless(openResult{on: true, resp: latency{p50: 1000}}).j.Verdict)
@@ -234,4 +235,27 @@ func TestSearchRateSLOFromTheEnvironment(t *testing.T) {
 	out, err = testutil.Bench(t, []string{childEnv + "=slo-search", EnvSLO + "="}, "^BenchmarkChild$", "-test.benchtime=400x")
 	require.Error(t, err, out)
 	assert.Contains(t, out, "decodegap.SearchRate: RunConfig.SLO.Limit is 0: set the objective to search for (e.g. SLO{Percentile: 99, Limit: 5 * time.Millisecond}, or $DECODEGAP_SLO=p99=5ms)")
+}
+
+// TestSearchRateEnds: SearchRate ends, with the reason, when the service
+// time alone misses the objective (a 1 ms step against p50 ≤ 100µs: on the
+// base it halved the rate, doubling each probe's length, 30 times), when
+// the next probe would outlast Rates.ProbeTime, and when Rates.Start asks
+// for arrivals faster than the loop can count (on the base it never ended).
+func TestSearchRateEnds(t *testing.T) {
+	for mode, want := range map[string]string{
+		"slo-search-svc":  "stopped at 2000/s: the service time alone misses the objective (its p50's lower bound ",
+		"slo-search-long": "stopped before 100/s: its 300 steps would take 3s, over Rates.ProbeTime (1s): raise Rates.ProbeTime or lower -benchtime",
+		"slo-search-fast": "rate=1000000000/s",
+	} {
+		start := time.Now()
+		out, err := runChild(t, mode, "300x")
+		require.NoError(t, err, "%s: %s", mode, out)
+		assert.Contains(t, out, want, mode)
+		assert.Less(t, time.Since(start), 2*time.Minute, mode)
+		if mode == "slo-search-svc" {
+			assert.Len(t, regexp.MustCompile(`(?m)^BenchmarkChild/rate=`).FindAllString(out, -1), 1, "one probe, then the stop:\n%s", out)
+			assert.NotContains(t, out, "lower Rates.Start")
+		}
+	}
 }

@@ -36,6 +36,9 @@ import (
 // up to 1e9, so its iteration column shows that N, not the block size:
 // use -benchtime=Nx.
 //
+// Without -v a block prints its result line only (blocklog.go): each arm's
+// last call names, in one line, the rounds whose blocks were flagged.
+//
 // The order used and the verdict table (internal/verdicttext) are printed
 // once, on stdout after every arm's lines, each line indented so that
 // benchfmt and benchstat skip it: testing would keep only ten lines of the
@@ -127,6 +130,7 @@ func (c *comparison) replay(b *testing.B) {
 		defer f.Value.Set(old)
 	}
 	total := len(c.plan.procs) * c.rounds
+	verbose := testing.Verbose()
 	for a := range c.arms {
 		k := 0
 		b.Run("arm="+c.arms[a].Name, func(sb *testing.B) {
@@ -140,12 +144,26 @@ func (c *comparison) replay(b *testing.B) {
 			if got := runtime.GOMAXPROCS(0); last && got != c.plan.procs[pi] {
 				sb.Fatalf("decodegap.Compare: testing runs arm %q at GOMAXPROCS %d where round %d was measured at %d: refusing to report it", c.arms[a].Name, got, r+1, c.plan.procs[pi])
 			}
-			publish(sb, c.s, c.res[pi][a][r], last)
+			publishBlock(sb, c.s, c.res[pi][a][r], last, verbose)
 			if last {
 				k++
+				if k == total && !verbose {
+					if l := armNote(c.arms[a].Name, c.armBlocks(a)); l != "" {
+						sb.Log(l)
+					}
+				}
 			}
 		})
 	}
+}
+
+// armBlocks returns arm a's results at every setting, in the order replayed.
+func (c *comparison) armBlocks(a int) []*result {
+	var out []*result
+	for pi := range c.plan.procs {
+		out = append(out, c.res[pi][a]...)
+	}
+	return out
 }
 
 // isLastCall reports whether testing will not call the benchmark function

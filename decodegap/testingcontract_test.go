@@ -1,17 +1,21 @@
 package decodegap
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"regexp"
 	"runtime"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/gapbench/gapbench/internal/testutil"
 )
 
 func TestLastCall(t *testing.T) {
@@ -46,6 +50,20 @@ func compareSeqChild(b *testing.B) {
 	Compare(b, CompareConfig{Window: 8},
 		Arm{Name: "fast", Open: Func(spinFor(5 * time.Microsecond))},
 		Arm{Name: "slow", Open: Func(spinFor(20 * time.Microsecond))})
+}
+
+// compare20Child is the "compare-20" mode: two arms (and the null arm) for
+// every round of -count, the verdict never decided early, with the host's
+// own contention screen (a shared host marks blocks contended).
+func compare20Child(b *testing.B) {
+	judge := judgeRounds
+	judgeRounds = func(c *comparison, pi, rounds int) bool {
+		judge(c, pi, rounds)
+		return false
+	}
+	Compare(b, CompareConfig{Window: 8},
+		Arm{Name: "fast", Open: Func(spinFor(5 * time.Microsecond))},
+		Arm{Name: "slow", Open: Func(spinFor(10 * time.Microsecond))})
 }
 
 // compareWaitChild is the "compare-wait" mode: arm "b"'s second open
@@ -91,7 +109,7 @@ func TestCompareMeasuresEveryCPUSetting(t *testing.T) {
 // verdict is decided, and testing prints one line per arm per round run,
 // none for rounds not run.
 func TestCompareStopsWhenDecided(t *testing.T) {
-	out, err := runChildArgs(t, "compare-seq", "-test.benchtime=64x", "-test.count=20", "-test.cpu=1")
+	out, err := runChildArgs(t, "compare-seq", "-test.benchtime=64x", "-test.count=20", "-test.cpu=1", "-test.v") // -v: the blocks' logs
 	require.NoError(t, err, out)
 	m := regexp.MustCompile(`every verdict decided after (\d+) of 20 rounds \(-count is the most\): stopping`).FindStringSubmatch(out)
 	require.NotNil(t, m, out)
@@ -130,4 +148,60 @@ func TestParseCPUAndBenchtime(t *testing.T) {
 		_, _, err := parseBenchtime(bad)
 		assert.Error(t, err, bad)
 	}
+}
+
+// TestCompareIsQuietWithoutVerbose: a 20-round Compare of two arms prints,
+// on stdout without -v, its result lines, at most one note line per arm
+// and the summary: no block's log (issue 23: 638 lines, 387 of them over
+// 160 characters). With -v every block's log is back.
+func TestCompareIsQuietWithoutVerbose(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a 20-round Compare twice")
+	}
+	run := func(args ...string) string {
+		cmd := testutil.Command([]string{childEnv + "=compare-20"}, append([]string{"-test.run=^$", "-test.bench=^BenchmarkChild$", "-test.benchtime=64x", "-test.count=20"}, args...)...)
+		out, err := cmd.Output()
+		require.NoError(t, err, "%s", out)
+		return string(out)
+	}
+	out := run()
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	results := len(benchResults(t, out))
+	require.Equal(t, 60, results, out)
+	long := 0
+	for _, l := range lines {
+		// The result lines are benchfmt's; the order line is the summary's
+		// (compare.go), one word per block.
+		if len(l) > 160 && !strings.HasPrefix(l, "BenchmarkChild/") && !strings.HasPrefix(l, "    order at ") && !strings.Contains(l, "-v prints each block's log") {
+			long++
+		}
+	}
+	assert.Zero(t, long, "no long log line:\n%s", out)
+	assert.NotContains(t, out, "steady state: ")
+	assert.LessOrEqual(t, strings.Count(out, "-v prints each block's log"), 3, "one note per arm at the most")
+	assert.LessOrEqual(t, len(lines)-results, 40, "besides the 60 result lines:\n%s", out)
+	t.Logf("stdout: %d lines, %d of them result lines", len(lines), results)
+
+	verbose := run("-test.v")
+	assert.Contains(t, verbose, "round 20 of 20 at GOMAXPROCS")
+	assert.Contains(t, verbose, "steady state: ")
+}
+
+// TestArmNoteNamesTheFlaggedRounds: the one line an arm prints without -v
+// names each flag with its rounds, and is empty when nothing was flagged.
+func TestArmNoteNamesTheFlaggedRounds(t *testing.T) {
+	var rs []*result
+	for r := 1; r <= 8; r++ {
+		res := &result{round: r, procs: 2, reached: true}
+		rs = append(rs, res)
+	}
+	assert.Empty(t, armNote("fast", rs))
+	for _, r := range []int{1, 2, 3, 7} {
+		rs[r-1].reached = false
+	}
+	rs[4].stall = stallInfo{maxNs: 1e9, phase: StallWarmup, ratio: 1e4}
+	rs[5].traceErr = errors.New("read-only")
+	assert.Equal(t, "arm fast: not steady in rounds 1–3, 7; a step ≥10× p50 outside the window (max-ns/op) in round 5; trace not written in round 6; -v prints each block's log", armNote("fast", rs))
+	rs[6].procs = 4
+	assert.Contains(t, armNote("fast", rs), "not steady in rounds 1–3 at GOMAXPROCS 2, round 7 at GOMAXPROCS 4;")
 }

@@ -23,11 +23,15 @@ func traceDir(s *settings) string {
 
 // writeTrace writes the run's trace to dir. It runs after the timed loop,
 // from the buffers the run already holds, and returns the path written.
+// A trace that cannot be written (a file in the way, a read-only folder, a
+// name too long) loses no measurement: the failure is kept in res.traceErr,
+// which the log reports as a warning, and writeTrace returns a nil error.
 // Pictures are the command's: `decodegap plot DIR`.
 func (r *runner) writeTrace(dir, name string, res *result) ([]string, error) {
 	path, err := trace.WriteFile(dir, r.buildTrace(name, res))
 	if err != nil {
-		return nil, err
+		res.traceErr = err
+		return nil, nil
 	}
 	return []string{path}, nil
 }

@@ -3,7 +3,10 @@ package decodegap
 import (
 	"fmt"
 	"math"
+	"regexp"
 	"strings"
+
+	"golang.org/x/perf/benchunit"
 )
 
 // Counter is a user counter that Run reads at window boundaries and reports
@@ -11,7 +14,11 @@ import (
 // or an engine's own statistic.
 type Counter struct {
 	// Name is the metric's name: Run reports it as Name+"/op". It must be
-	// non-empty and without white space.
+	// non-empty and without white space, and must not collide with a unit
+	// decodegap or testing reports (ns/op, p50-ns/op, vcsw/op, gc/op, B/op,
+	// every unit of Metrics, sN-p50-ns/op; compared as benchstat reads them,
+	// so "sec" collides with ns/op): such a counter would replace the
+	// built-in figure in the result line, and Run refuses it, naming both.
 	Name string
 	// Read returns the counter's cumulative value now. It runs at window
 	// boundaries (rate-limited like Run's own counters), never per step, so
@@ -50,9 +57,40 @@ func validateCounters(typ string, cs []Counter) error {
 		case seen[c.Name]:
 			return fmt.Errorf("%s.Counters[%d].Name = %q is used twice", typ, i, c.Name)
 		}
+		if u := builtinUnit(c.Name); u != "" {
+			return fmt.Errorf("%s.Counters[%d].Name = %q would be reported as %s/op, which collides with decodegap's own unit %s: rename the counter (e.g. %q)", typ, i, c.Name, c.Name, u, "my-"+c.Name)
+		}
 		seen[c.Name] = true
 	}
 	return nil
+}
+
+// testingUnits are the units package testing itself reports.
+var testingUnits = []string{"ns/op", "B/op", "allocs/op", "MB/s"}
+
+// sessionUnit matches the per-session units (RunConfig.Sessions).
+var sessionUnit = regexp.MustCompile(`^s[0-9]+-p(50|90)-ns/op$`)
+
+// builtinUnit returns the built-in unit that a counter named name collides
+// with, or "": the same unit as name+"/op" once benchunit tidies both (so
+// that benchstat would put them in one row), or a unit that reads as name
+// itself (a counter "threads" beside the figure "threads").
+func builtinUnit(name string) string {
+	u := name + "/op"
+	_, tu := benchunit.Tidy(1, u)
+	if sessionUnit.MatchString(u) || sessionUnit.MatchString(tu) {
+		return u
+	}
+	units := append([]string(nil), testingUnits...)
+	for _, m := range metricTable {
+		units = append(units, m.unit)
+	}
+	for _, b := range units {
+		if _, tb := benchunit.Tidy(1, b); b == u || tb == tu || b == name {
+			return b
+		}
+	}
+	return ""
 }
 
 // readCounters reads every user counter into vals (len(cs)); errs[i] is set

@@ -132,3 +132,25 @@ func TestNonFiniteCountersAreUnavailable(t *testing.T) {
 	assert.Contains(t, b.logs[0], "c0 unavailable (it read NaN at the end of the span)")
 	assert.NotContains(t, b.logs[0], "NaN/op")
 }
+
+// TestCounterNamesCollidingWithBuiltinUnitsAreRefused: a user Counter
+// reported as NAME/op must not replace a figure decodegap reports itself
+// (issue 24: a Counter "ns" made the result line read "2.500 ns/op").
+func TestCounterNamesCollidingWithBuiltinUnitsAreRefused(t *testing.T) {
+	read := func() (float64, error) { return 0, nil }
+	for name, unit := range map[string]string{
+		"ns": "ns/op", "p50-ns": "p50-ns/op", "vcsw": "vcsw/op", "gc": "gc/op",
+		"sec": "ns/op", "p99-sec": "p99-ns/op", "B": "B/op", "allocs": "allocs/op",
+		"s3-p50-ns": "s3-p50-ns/op", "threads": "threads", "max-ns": "max-ns/op", "overloaded": "overloaded",
+		"resp-p99-ns": "resp-p99-ns/op", "user-ns": "user-ns/op",
+	} {
+		err := validateCounters("RunConfig", []Counter{{Name: name, Read: read}})
+		if assert.Error(t, err, name) {
+			assert.Contains(t, err.Error(), fmt.Sprintf("RunConfig.Counters[0].Name = %q", name))
+			assert.Contains(t, err.Error(), "collides with decodegap's own unit "+unit+":")
+		}
+	}
+	for _, name := range []string{"misses", "cache-misses", "tokens", "nsx", "ns-user"} {
+		assert.NoError(t, validateCounters("RunConfig", []Counter{{Name: name, Read: read}}), name)
+	}
+}

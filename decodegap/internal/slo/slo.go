@@ -34,6 +34,47 @@ type Search struct {
 	MaxProbes int
 }
 
+// StopReason says why a search ended before its bracket closed.
+type StopReason int
+
+const (
+	// NotStopped: the search ran its course (the zero value).
+	NotStopped StopReason = iota
+	// ServiceMisses: the probe's service times alone miss the objective
+	// (their bound is over the limit): response times include them, so no
+	// arrival rate can pass.
+	ServiceMisses
+	// ProbeTooLong: the next probe would run past the caller's time cap.
+	ProbeTooLong
+)
+
+// String returns "no", "service-misses" or "probe-too-long".
+func (r StopReason) String() string {
+	switch r {
+	case NotStopped:
+		return "no"
+	case ServiceMisses:
+		return "service-misses"
+	case ProbeTooLong:
+		return "probe-too-long"
+	}
+	return fmt.Sprintf("StopReason(%d)", int(r))
+}
+
+// Stop is the error a Probe returns to end the search with a reason, not
+// a failure: Run returns its Result with Stopped and StopRate set and a nil
+// error. With ServiceMisses the probe ran, and Judgement (the response
+// times' verdict) is kept as its step; with ProbeTooLong it did not run.
+type Stop struct {
+	Reason    StopReason
+	Judgement tail.Judgement
+}
+
+func (s *Stop) Error() string { return "slo: search stopped: " + s.Reason.String() }
+
+// errStopped ends Run's loops after a Stop.
+var errStopped = errors.New("stopped")
+
 // Step is one probe of a search, in the order run.
 type Step struct {
 	Rate      float64
@@ -57,11 +98,24 @@ type Result struct {
 	Undecided int
 	// Steps lists every probe in the order run.
 	Steps []Step
+	// Stopped is why the search ended early, if it did, at the probe of
+	// rate StopRate (see Stop).
+	Stopped  StopReason
+	StopRate float64
 }
 
 // Run searches with probe. An undecided probe counts as not passing: a rate
-// is only reported when its bound showed the objective met.
+// is only reported when its bound showed the objective met. A probe that
+// returns a *Stop ends the search there, without an error.
 func (s Search) Run(probe Probe) (Result, error) {
+	res, err := s.run(probe)
+	if errors.Is(err, errStopped) {
+		return res, nil
+	}
+	return res, err
+}
+
+func (s Search) run(probe Probe) (Result, error) {
 	if !(s.Start > 0) || math.IsInf(s.Start, 0) {
 		return Result{}, fmt.Errorf("slo: Search.Start = %v: want a rate > 0", s.Start)
 	}
@@ -83,6 +137,15 @@ func (s Search) Run(probe Probe) (Result, error) {
 	res := Result{Ceiling: math.Inf(1)}
 	try := func(rate float64) (bool, error) {
 		j, err := probe(rate)
+		var stop *Stop
+		if errors.As(err, &stop) {
+			res.Stopped, res.StopRate = stop.Reason, rate
+			if stop.Reason == ServiceMisses {
+				res.Steps = append(res.Steps, Step{Rate: rate, Judgement: stop.Judgement})
+				res.Ceiling = math.Min(res.Ceiling, rate)
+			}
+			return false, errStopped
+		}
 		if err != nil {
 			return false, fmt.Errorf("slo: probe at %.4g/s: %w", rate, err)
 		}

@@ -112,3 +112,33 @@ func TestSearchErrors(t *testing.T) {
 	_, err = Search{Start: 10}.Run(func(float64) (tail.Judgement, error) { return tail.Judgement{}, boom })
 	assert.ErrorIs(t, err, boom)
 }
+
+// TestSearchStopsWithAReason: a probe that returns a *Stop ends the search
+// at once, without an error, with the reason and the rate (a service time
+// that alone misses the objective would otherwise halve the rate, and
+// double the probe's length, until MaxProbes ran out).
+func TestSearchStopsWithAReason(t *testing.T) {
+	probes := 0
+	res, err := Search{Start: 1000}.Run(func(rate float64) (tail.Judgement, error) {
+		probes++
+		return tail.Judgement{}, &Stop{Reason: ServiceMisses, Judgement: tail.Judgement{Verdict: tail.Fail, N: 7}}
+	})
+	require.NoError(t, err)
+	assert.Equal(t, 1, probes)
+	assert.Equal(t, ServiceMisses, res.Stopped)
+	assert.Equal(t, 1000.0, res.StopRate)
+	require.Len(t, res.Steps, 1)
+	assert.Equal(t, 7, res.Steps[0].Judgement.N)
+	assert.Zero(t, res.Rate)
+
+	res, err = Search{Start: 1000}.Run(func(rate float64) (tail.Judgement, error) {
+		if rate < 300 {
+			return tail.Judgement{}, &Stop{Reason: ProbeTooLong}
+		}
+		return tail.Judgement{Verdict: tail.Fail}, nil
+	})
+	require.NoError(t, err)
+	assert.Equal(t, ProbeTooLong, res.Stopped)
+	assert.Equal(t, 250.0, res.StopRate)
+	assert.Len(t, res.Steps, 2, "the probe that would run too long is not a step")
+}
