@@ -76,6 +76,10 @@ usage, 130 when interrupted.
 flags:
 `
 
+// maxORTSessions is the most -sessions: each is an OS thread locked for
+// the run and a session with its own tensors and thread pools.
+const maxORTSessions = 256
+
 // repeated is a flag that may be given several times.
 type repeated []string
 
@@ -268,6 +272,9 @@ func runORT(args []string, stdout, stderr io.Writer) int {
 	}
 	if f.sessions < 0 || f.cores < 0 {
 		return usageErr("-sessions %d, -cores %d: neither may be negative", f.sessions, f.cores)
+	}
+	if f.sessions > maxORTSessions {
+		return usageErr("-sessions %d: at most %d (each session is a locked OS thread and a whole ONNX Runtime session)", f.sessions, maxORTSessions)
 	}
 	cpus, err := parseCPUList(f.cpus)
 	if err != nil {
@@ -575,6 +582,9 @@ func parseORTArms(specs []string) ([]ortArm, error) {
 			name, spec = n, rest
 		}
 		opts, err := parseOptions(spec)
+		if err == nil {
+			err = opts.Validate()
+		}
 		if err != nil {
 			return nil, fmt.Errorf("-arm %q: %v", s, err)
 		}

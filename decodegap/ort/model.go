@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -138,6 +137,9 @@ func OpenModel(cfg ModelConfig) (*Model, error) {
 	if err := resolve(&sig, cfg.Dims); err != nil {
 		return nil, fmt.Errorf("%s: %w", cfg.Path, err)
 	}
+	if err := checkSizes(sig); err != nil {
+		return nil, fmt.Errorf("%s: %w", cfg.Path, err)
+	}
 	for name := range cfg.Inputs {
 		if _, ok := sig.Input(name); !ok {
 			return nil, fmt.Errorf("%s: a fill names input %q, which the model does not have (inputs: %s)", cfg.Path, name, portNames(sig.Inputs))
@@ -161,6 +163,9 @@ func OpenModel(cfg ModelConfig) (*Model, error) {
 		m.ins = append(m.ins, b)
 	}
 	if err := m.sizeOutputs(); err != nil {
+		return nil, fmt.Errorf("%s: %w", cfg.Path, err)
+	}
+	if err := checkSizes(m.sig); err != nil {
 		return nil, fmt.Errorf("%s: %w", cfg.Path, err)
 	}
 	for _, p := range sig.Outputs {
@@ -334,11 +339,10 @@ func quoteAll(ss []string) []string {
 // newBuffer allocates a tensor for p (shape resolved), 8-byte aligned,
 // calling fill (when not nil) on its bytes before the tensor is made.
 func newBuffer(p Port, fill func(*Buffer) error) (*Buffer, error) {
-	n := int64(1)
-	for _, d := range p.Shape {
-		n *= d
+	size, err := tensorBytes(p, "tensor")
+	if err != nil {
+		return nil, err
 	}
-	size := n * int64(p.DType.Size())
 	b := &Buffer{Port: p}
 	shape := ort.NewShape(p.Shape...)
 	if size == 0 {
@@ -361,7 +365,6 @@ func newBuffer(p Port, fill func(*Buffer) error) (*Buffer, error) {
 			return nil, err
 		}
 	}
-	var err error
 	if len(shape) == 0 {
 		b.value, b.store, err = newScalar(p.DType, b.Bytes)
 	} else {
@@ -459,7 +462,7 @@ func (m *Model) fill(i int, b *Buffer, f Fill) error {
 		}
 		fillRandom(b.Port.DType, b.Bytes, f.Lo, f.Hi, rand.New(rand.NewPCG(m.cfg.Seed, uint64(i))))
 	case File:
-		src, err := os.ReadFile(f.Path)
+		src, err := readFile(f.Path)
 		if err != nil {
 			return fmt.Errorf("fill %v: %w", f, err)
 		}
