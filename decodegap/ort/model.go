@@ -13,7 +13,8 @@ import (
 )
 
 // ModelConfig describes a generic step on any ONNX model. Only Path is
-// required: inputs are zeros, state is carried by the automatic rule
+// required: inputs are zeros (masks ones, a cache-branch boolean whether
+// state is carried: DefaultFills), state is carried by the automatic rule
 // (StatePairs), and the options are ONNX Runtime's defaults.
 type ModelConfig struct {
 	// Path is the .onnx file. It is read once per process.
@@ -28,8 +29,9 @@ type ModelConfig struct {
 	// Shapes sets inputs' whole shapes by name ("input": {1, 512}), an
 	// alternative to Dims for unnamed axes; a fixed axis must keep its size.
 	Shapes map[string][]int64
-	// Inputs fills inputs by name; an input not listed is zeros, and an
-	// input fed by state starts from its fill.
+	// Inputs fills inputs by name; an input not listed is zeros but for
+	// those DefaultFills names (masks: ones; a cache-branch boolean: whether
+	// state is carried), and an input fed by state starts from its fill.
 	Inputs map[string]Fill
 	// State carries outputs into inputs by name (output → input), beside
 	// the automatic rule.
@@ -38,6 +40,10 @@ type ModelConfig struct {
 	NoAutoState bool
 	// Seed seeds the Random fills: input i draws from PCG(Seed, i).
 	Seed uint64
+	// StrictFills refuses to open (a *FillsError) when a rate or another
+	// scalar or one-element input has no fill in Inputs (DefaultFills):
+	// zeros there may pick another branch of the model than the one meant.
+	StrictFills bool
 }
 
 // Buffer is one input or output tensor of a Model, in memory the Model
@@ -112,6 +118,8 @@ type Model struct {
 	// stores are the scalar outputs (Buffer.store), copied after each run.
 	stores []*Buffer
 	steps  int64
+	// defaults are the fills DefaultFills gave inputs cfg.Inputs left out.
+	defaults []DefaultFill
 }
 
 // OpenModel opens cfg.Path as a step, loading ONNX Runtime first if needed.
@@ -128,6 +136,11 @@ func OpenModel(cfg ModelConfig) (*Model, error) {
 		return nil, err
 	}
 	pairs, _, err := StatePairs(sig, cfg.State, !cfg.NoAutoState)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", cfg.Path, err)
+	}
+	// On the declared shapes: a scalar is one, before resolve.
+	fills, defaults, err := applyDefaults(sig, cfg, pairs)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", cfg.Path, err)
 	}
@@ -148,7 +161,7 @@ func OpenModel(cfg ModelConfig) (*Model, error) {
 	if err := Init(""); err != nil {
 		return nil, err
 	}
-	m := &Model{cfg: cfg, sig: sig}
+	m := &Model{cfg: cfg, sig: sig, defaults: defaults}
 	ok := false
 	defer func() {
 		if !ok {
@@ -156,7 +169,7 @@ func OpenModel(cfg ModelConfig) (*Model, error) {
 		}
 	}()
 	for i, p := range sig.Inputs {
-		b, err := newBuffer(p, func(b *Buffer) error { return m.fill(i, b, cfg.Inputs[p.Name]) })
+		b, err := newBuffer(p, func(b *Buffer) error { return m.fill(i, b, fills[p.Name]) })
 		if err != nil {
 			return nil, fmt.Errorf("%s: input %q: %w", cfg.Path, p.Name, err)
 		}
@@ -623,6 +636,11 @@ func (m *Model) Reset() {
 
 // Signature returns the model's signature with the shapes this Model runs.
 func (m *Model) Signature() Signature { return m.sig }
+
+// DefaultFills returns the fills given to inputs that ModelConfig.Inputs
+// left out and that zeros would not describe honestly (see DefaultFills):
+// a caller warns about those whose Reason is Guessed.
+func (m *Model) DefaultFills() []DefaultFill { return m.defaults }
 
 // Pairs returns the state carried after each step.
 func (m *Model) Pairs() []Pair { return m.pairs }
