@@ -50,6 +50,7 @@ func Run(b *testing.B, cfg RunConfig, open Opener) {
 	if err := s.validate(b.N); err != nil {
 		b.Fatalf("decodegap.Run: %v", err)
 	}
+	writeGapConfig(cfg.Gap) // provenance.go
 	m := modeFor(&cfg)
 	runMode(b, s, open, m)
 }
