@@ -16,7 +16,7 @@ import (
 // fakeDecoder counts its context; Token fails past fail (when > 0).
 type fakeDecoder struct {
 	prompt, depth, fail int
-	tokens             int
+	tokens              int
 }
 
 func (f *fakeDecoder) Prefill() error { f.depth = f.prompt; return nil }
