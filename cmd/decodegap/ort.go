@@ -122,6 +122,8 @@ type ortFlags struct {
 	search     bool
 	maxRate    float64
 	child      string
+	strict     bool
+	decode     decodeFlags
 }
 
 // ortChild is what a child process runs: one arm's block. The parent
@@ -153,6 +155,17 @@ type ortChild struct {
 	// cap) instead of one decodegap.Run.
 	Search  bool
 	MaxRate float64
+	// StrictFills refuses guessed fills (ort.ModelConfig.StrictFills).
+	StrictFills bool
+	// Prefill, Decode, Buckets and TokenInput are the growing-context
+	// decode's (-prefill, -decode, -buckets, -token-input); Decode 0 runs
+	// the windowed step.
+	Prefill, Decode int
+	Buckets         []int
+	TokenInput      string
+	// ArmsSpec is every arm's session options, the same line in every
+	// child (ort-arms:), so that benchstat's tables are not split by arm.
+	ArmsSpec string
 	// gap is the parsed gap, in the child.
 	gap decodegap.Gap
 }
@@ -198,6 +211,11 @@ func runORT(args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&f.open, "open", false, "open loop: -gap is the mean time between arrivals scheduled in advance (per session), steps queue behind an overrun, and response times are reported (resp-p99-ns/op, ...)")
 	fs.BoolVar(&f.search, "search", false, "with -slo: instead of rounds, search each arm's highest arrival rate per session that meets the objective (open loop, from 1/-gap, bracketing then bisecting; one process per arm, every probe -benchtime steps, all into -o)")
 	fs.Float64Var(&f.maxRate, "max-rate", 0, "with -search, the highest arrival `rate` per second probed (0: no cap)")
+	fs.BoolVar(&f.strict, "strict-fills", false, "refuse to run when a sample rate (sr) or another scalar input has no -input and would be zeros (ort.ModelConfig.StrictFills); without it they are warned about")
+	fs.IntVar(&f.decode.prefill, "prefill", 0, "with -decode: the prompt's `tokens` (llama-bench's -p; its -d is the prompt of the depth to decode at): one step of that sequence length where the model allows it, else one step a token; its time is the time to first token")
+	fs.IntVar(&f.decode.tokens, "decode", 0, "growing-context decode: `M` tokens a generation after the prefill (llama-bench's -n), each step's present.* fed back as past_key_values.* with no window and the gap before each token; a block holds whole generations (-benchtime Nx: ⌈N/M⌉ of them); 0 runs the windowed step (a KV cache of the -dims past length)")
+	fs.StringVar(&f.decode.buckets, "buckets", "", "with -decode: the context depth buckets' lower bounds, `LIST` like 32,512,1024,1536; one benchmark line each (Model/prefill=P/ctx=A..B); default four equal buckets")
+	fs.StringVar(&f.decode.tokenInput, "token-input", "", "with -decode: the token ids input's `NAME` (default input_ids, or the only integer input of rank 2)")
 	fs.StringVar(&f.child, "child", "", "internal: run one arm's block as a benchmark process (`JSON`)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -221,6 +239,7 @@ func runORT(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return usageErr("%v", err)
 	}
+	cfg.StrictFills = f.strict
 	if f.list {
 		return listModel(cfg, stdout, stderr)
 	}
@@ -229,6 +248,15 @@ func runORT(args []string, stdout, stderr io.Writer) int {
 	}
 	set := map[string]bool{}
 	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
+	if err := f.decode.check(set); err != nil {
+		return usageErr("%v", err)
+	}
+	if f.decode.on() && (f.open || f.search || f.slo != "" || f.sessions > 1) {
+		return usageErr("-decode runs a closed loop of one session: drop -open, -search, -slo and -sessions")
+	}
+	if f.decode.on() && !set["unit"] {
+		f.units = "sec/op,p50-sec/op" // per line; a depth bucket has no CPU figure of its own
+	}
 	if f.slo != "" {
 		if _, err := decodegap.ParseSLO(f.slo); err != nil {
 			return usageErr("-slo: %v", err)
@@ -299,8 +327,28 @@ func runORT(args []string, stdout, stderr io.Writer) int {
 		f.out = "ort-" + time.Now().Format("20060102-150405") + ".txt"
 	}
 
+	if code := f.checkFills(cfg, usageErr, stderr); code >= 0 {
+		return code
+	}
+	if f.decode.on() {
+		cfg.Options = arms[0].opts
+		if err := checkDecoder(cfg, f.decode); err != nil {
+			fmt.Fprintf(stderr, "decodegap ort: -decode: %v\n", err)
+			return 1
+		}
+		if f.parity > 0 && len(arms) > 1 {
+			fmt.Fprintf(stderr, "decodegap ort: parity: not checked in the decode mode (-parity checks the windowed step)\n")
+		}
+	}
+	if !f.decode.on() {
+		c := cfg
+		c.Options = arms[0].opts
+		if w := windowWarning(c); w != "" {
+			fmt.Fprintf(stderr, "decodegap ort: %s\n", w)
+		}
+	}
 	// Parity, in this process, before anything is timed.
-	if f.parity > 0 {
+	if f.parity > 0 && !f.decode.on() {
 		if err := armParity(cfg, arms, f.parity, tol, stderr); err != nil {
 			var de *ort.DimsError
 			if errors.As(err, &de) {
@@ -556,7 +604,14 @@ func (f *ortFlags) childSpec(model string, cfg ort.ModelConfig, a ortArm) ortChi
 	c := ortChild{Model: model, Arm: a.name, Options: a.spec, Dims: cfg.Dims, Shapes: cfg.Shapes,
 		State: cfg.State, NoAuto: cfg.NoAutoState, Seed: f.seed, Gap: f.gap, GapKind: f.gapKind,
 		GapShape: f.gapShape, Jitter: f.jitter, Warmup: f.warmup, Sessions: f.sessions, Cores: f.cores,
-		Benchtime: f.benchtime, SLO: f.slo, Open: f.open, Search: f.search, MaxRate: f.maxRate}
+		Benchtime: f.benchtime, SLO: f.slo, Open: f.open, Search: f.search, MaxRate: f.maxRate,
+		StrictFills: f.strict, Prefill: f.decode.prefill, Decode: f.decode.tokens, TokenInput: f.decode.tokenInput}
+	c.Buckets, _ = parseBuckets(f.decode.buckets)
+	var arms []string
+	for _, a := range f.arms {
+		arms = append(arms, strings.ReplaceAll(a, " ", ""))
+	}
+	c.ArmsSpec = strings.Join(arms, " ")
 	if len(cfg.Inputs) > 0 {
 		c.Inputs = map[string]string{}
 		for k, v := range cfg.Inputs {
@@ -824,10 +879,19 @@ func listModel(cfg ort.ModelConfig, stdout, stderr io.Writer) int {
 		}
 		fmt.Fprintf(w, "  %-*s %-9s %-16s %s\n", nameW, strconv.Quote(p.Name), typ, p.ShapeString(), extra)
 	}
+	defaults := map[string]ort.DefaultFill{}
+	if perr == nil {
+		for _, d := range ort.DefaultFills(sig, cfg.Inputs, pairs, len(pairs) > 0) {
+			defaults[d.Input] = d
+		}
+	}
 	fmt.Fprintf(w, "inputs (%d)\n", len(sig.Inputs))
 	for _, p := range sig.Inputs {
 		fill := cfg.Inputs[p.Name]
 		extra := "fill " + fill.String()
+		if d, ok := defaults[p.Name]; ok {
+			extra = defaultWord(d)
+		}
 		if o, ok := fedBy[p.Name]; ok {
 			extra += fmt.Sprintf(", then carried from %q", o)
 		}
@@ -868,7 +932,7 @@ func listModel(cfg ort.ModelConfig, stdout, stderr io.Writer) int {
 		fmt.Fprintln(w, "  none: every step starts from the fills (set pairs with -state OUTPUT=INPUT)")
 	}
 	for _, p := range pairs {
-		fmt.Fprintf(w, "  %v\n", p)
+		fmt.Fprintf(w, "  %v: %s\n", p, pairWhy(sig, p))
 	}
 	for _, p := range refused {
 		fmt.Fprintf(w, "  not carried: %s → %s: %s\n", p.Output, p.Input, p.Rule)

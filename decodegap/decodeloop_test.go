@@ -1,0 +1,213 @@
+package decodegap
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	ortgo "github.com/yalue/onnxruntime_go"
+
+	"github.com/gapbench/gapbench/decodegap/internal/gap"
+	"github.com/gapbench/gapbench/decodegap/ort"
+)
+
+// kvModel is the 2-layer KV decoder of decodegap/ort/testdata.
+var kvModel = filepath.Join("ort", "testdata", "decoder_kv.onnx")
+
+// handDecode is a plain by-hand decode loop over onnxruntime_go on the
+// same session type ort.Decoder runs (a DynamicAdvancedSession of one
+// intra-op thread): every step makes its input tensors and the present
+// outputs, runs, and keeps the presents as the next pasts. It times each
+// token with the monotonic clock after the same gap.Waiter wait, and
+// returns the latencies and the depth each ran at.
+func handDecode(tb testing.TB, prefill, tokens int, gapMean time.Duration) (lat []int64, depth []int32) {
+	tb.Helper()
+	sig, err := ort.Inspect(kvModel)
+	require.NoError(tb, err)
+	require.NoError(tb, ort.Init(""))
+	so, err := ortgo.NewSessionOptions()
+	require.NoError(tb, err)
+	require.NoError(tb, so.SetIntraOpNumThreads(1))
+	var ins, outs []string
+	for _, p := range sig.Inputs {
+		ins = append(ins, p.Name)
+	}
+	for _, p := range sig.Outputs {
+		outs = append(outs, p.Name)
+	}
+	s, err := ortgo.NewDynamicAdvancedSession(kvModel, ins, outs, so)
+	so.Destroy()
+	require.NoError(tb, err)
+	defer s.Destroy()
+	heads, hd := sig.Inputs[2].Shape[1], sig.Inputs[2].Shape[3]
+	nCache := len(sig.Inputs) - 2
+	past := make([]ortgo.Value, nCache)
+	for i := range past {
+		past[i], err = ortgo.NewEmptyTensor[float32](ortgo.NewShape(1, heads, 0, hd))
+		require.NoError(tb, err)
+	}
+	spec := gap.Spec{Kind: gap.Kind(GapHybrid), Mean: gapMean}
+	seq, w := gap.NewSequence(spec), gap.NewWaiter(spec)
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	require.NoError(tb, w.Begin())
+	defer w.End()
+	ids := make([]int64, prefill)
+	mask := make([]int64, prefill+tokens)
+	for i := range mask {
+		mask[i] = 1
+	}
+	ctx := 0
+	step := func(n int) {
+		in := make([]ortgo.Value, len(ins))
+		in[0], err = ortgo.NewTensor(ortgo.NewShape(1, int64(n)), ids[:n])
+		require.NoError(tb, err)
+		in[1], err = ortgo.NewTensor(ortgo.NewShape(1, int64(ctx+n)), mask[:ctx+n])
+		require.NoError(tb, err)
+		copy(in[2:], past)
+		out := make([]ortgo.Value, len(outs))
+		for i := 1; i < len(outs); i++ {
+			out[i], err = ortgo.NewEmptyTensor[float32](ortgo.NewShape(1, heads, int64(ctx+n), hd))
+			require.NoError(tb, err)
+		}
+		require.NoError(tb, s.Run(in, out))
+		for _, v := range in {
+			v.Destroy()
+		}
+		out[0].Destroy()
+		copy(past, out[1:])
+		ctx += n
+	}
+	prevEnd := gap.Now()
+	w.WaitUntil(prevEnd + int64(seq.Next()))
+	step(prefill)
+	prevEnd = gap.Now()
+	for range tokens {
+		w.WaitUntil(prevEnd + int64(seq.Next()))
+		d := ctx
+		t0 := gap.Now()
+		step(1)
+		prevEnd = gap.Now()
+		lat, depth = append(lat, prevEnd-t0), append(depth, int32(d))
+	}
+	for _, v := range past {
+		v.Destroy()
+	}
+	return lat, depth
+}
+
+// bucketP50s returns the p50 of each bucket of bounds (lower bounds).
+func bucketP50s(lat []int64, depth []int32, bounds []int) []float64 {
+	p := make([]float64, len(bounds))
+	for k, lo := range bounds {
+		hi := int32(1 << 30)
+		if k+1 < len(bounds) {
+			hi = int32(bounds[k+1])
+		}
+		var xs []int64
+		for i, d := range depth {
+			if d >= int32(lo) && d < hi {
+				xs = append(xs, lat[i])
+			}
+		}
+		slices.Sort(xs)
+		if len(xs) > 0 {
+			p[k] = nearestRank(xs, 0.5)
+		}
+	}
+	return p
+}
+
+// decodeAgainstHand runs rounds of one generation each way, RunDecode's
+// measurement (measureDecode on ort.Decoder) and the by-hand loop,
+// alternating which goes first, and returns per bucket the median over
+// rounds of harness p50 / hand p50, and the medians of both p50s.
+func decodeAgainstHand(tb testing.TB, prefill, tokens, rounds int, gapMean time.Duration, bounds []int) (ratio, harness, hand []float64) {
+	tb.Helper()
+	dc := ort.DecoderConfig{Model: ort.ModelConfig{Path: kvModel, Options: ort.Options{IntraOpThreads: 1}, Dims: map[string]int64{"batch": 1}},
+		Prefill: prefill, MaxContext: prefill + tokens}
+	open := func() (Decoder, func() error, error) {
+		d, err := ort.OpenDecoder(dc)
+		if err != nil {
+			return nil, nil, err
+		}
+		return d, d.Close, nil
+	}
+	per := make([][3][]float64, len(bounds))
+	for r := range rounds {
+		var hp, gp []float64
+		harnessRun := func() {
+			cfg := RunConfig{Gap: Gap{Mean: gapMean}}
+			d := Decode{Open: open, Tokens: tokens, Buckets: bounds, Generations: 1}
+			run, err := measureDecode(&cfg, &d, 0)
+			require.NoError(tb, err)
+			hp = bucketP50s(run.lat, run.depth, bounds)
+		}
+		handRun := func() {
+			lat, depth := handDecode(tb, prefill, tokens, gapMean)
+			gp = bucketP50s(lat, depth, bounds)
+		}
+		if r%2 == 0 {
+			harnessRun()
+			handRun()
+		} else {
+			handRun()
+			harnessRun()
+		}
+		for k := range bounds {
+			per[k][0] = append(per[k][0], hp[k]/gp[k])
+			per[k][1] = append(per[k][1], hp[k])
+			per[k][2] = append(per[k][2], gp[k])
+		}
+	}
+	med := func(xs []float64) float64 {
+		s := slices.Clone(xs)
+		slices.Sort(s)
+		return s[len(s)/2]
+	}
+	for k := range bounds {
+		ratio, harness, hand = append(ratio, med(per[k][0])), append(harness, med(per[k][1])), append(hand, med(per[k][2]))
+	}
+	return ratio, harness, hand
+}
+
+// TestDecodeAgainstHandLoopRuns runs the comparison small (it times
+// nothing it asserts on): every bucket gets a finite ratio.
+func TestDecodeAgainstHandLoopRuns(t *testing.T) {
+	ort.RequireLibrary(t)
+	ratio, _, _ := decodeAgainstHand(t, 4, 32, 2, 0, []int{4, 12, 20, 28})
+	require.Len(t, ratio, 4)
+	for k, r := range ratio {
+		assert.Greater(t, r, 0.0, "bucket %d", k)
+	}
+}
+
+// BenchmarkDecodeAgainstHandLoop is the issue-26 target: prefill 32 and
+// decode to 2,048 tokens at a 2 ms gap, RunDecode's measurement and a
+// by-hand loop interleaved, per depth bucket. Run (about 2 min a round):
+//
+//	GAPBENCH_CACHE=.cache DECODE_ROUNDS=6 go test -run '^$' -bench DecodeAgainstHandLoop -benchtime 1x ./decodegap/
+//
+// It reports per bucket ratio-ctx=A (harness p50 over hand p50, median
+// over rounds) and both p50s.
+func BenchmarkDecodeAgainstHandLoop(b *testing.B) {
+	ort.RequireLibrary(b)
+	rounds := 4
+	if v, err := strconv.Atoi(os.Getenv("DECODE_ROUNDS")); err == nil && v > 0 {
+		rounds = v
+	}
+	bounds := []int{32, 512, 1024, 1536}
+	ratio, harness, hand := decodeAgainstHand(b, 32, 2016, rounds, 2*time.Millisecond, bounds)
+	for k, lo := range bounds {
+		b.ReportMetric(ratio[k], fmt.Sprintf("ratio-ctx=%d", lo))
+		b.ReportMetric(harness[k], fmt.Sprintf("run-p50-ns@ctx=%d", lo))
+		b.ReportMetric(hand[k], fmt.Sprintf("hand-p50-ns@ctx=%d", lo))
+	}
+}
