@@ -23,10 +23,11 @@ var kvModel = filepath.Join("ort", "testdata", "decoder_kv.onnx")
 
 // handDecode is a plain by-hand decode loop over onnxruntime_go on the
 // same session type ort.Decoder runs (a DynamicAdvancedSession of one
-// intra-op thread): every step makes its input tensors and the present
-// outputs, runs, and keeps the presents as the next pasts. It times each
-// token with the monotonic clock after the same gap.Waiter wait, and
-// returns the latencies and the depth each ran at.
+// intra-op thread), written as a careful user writes it: the caches live
+// in two preallocated slices per input, and every step wraps their
+// prefixes as the past and present tensors, runs, and swaps them. It
+// times each token with the monotonic clock after the same gap.Waiter
+// wait, and returns the latencies and the depth each ran at.
 func handDecode(tb testing.TB, prefill, tokens int, gapMean time.Duration) (lat []int64, depth []int32) {
 	tb.Helper()
 	sig, err := ort.Inspect(kvModel)
@@ -46,13 +47,14 @@ func handDecode(tb testing.TB, prefill, tokens int, gapMean time.Duration) (lat 
 	so.Destroy()
 	require.NoError(tb, err)
 	defer s.Destroy()
-	heads, hd := sig.Inputs[2].Shape[1], sig.Inputs[2].Shape[3]
+	heads, hd, vocab := sig.Inputs[2].Shape[1], sig.Inputs[2].Shape[3], sig.Outputs[0].Shape[2]
+	maxCtx := int64(prefill + tokens)
 	nCache := len(sig.Inputs) - 2
-	past := make([]ortgo.Value, nCache)
+	past, present := make([][]float32, nCache), make([][]float32, nCache)
 	for i := range past {
-		past[i], err = ortgo.NewEmptyTensor[float32](ortgo.NewShape(1, heads, 0, hd))
-		require.NoError(tb, err)
+		past[i], present[i] = make([]float32, heads*maxCtx*hd), make([]float32, heads*maxCtx*hd)
 	}
+	logits := make([]float32, int64(prefill)*vocab)
 	spec := gap.Spec{Kind: gap.Kind(GapHybrid), Mean: gapMean}
 	seq, w := gap.NewSequence(spec), gap.NewWaiter(spec)
 	runtime.LockOSThread()
@@ -60,34 +62,39 @@ func handDecode(tb testing.TB, prefill, tokens int, gapMean time.Duration) (lat 
 	require.NoError(tb, w.Begin())
 	defer w.End()
 	ids := make([]int64, prefill)
-	mask := make([]int64, prefill+tokens)
+	mask := make([]int64, maxCtx)
 	for i := range mask {
 		mask[i] = 1
 	}
-	ctx := 0
-	step := func(n int) {
-		in := make([]ortgo.Value, len(ins))
-		in[0], err = ortgo.NewTensor(ortgo.NewShape(1, int64(n)), ids[:n])
+	ctx := int64(0)
+	in, out := make([]ortgo.Value, len(ins)), make([]ortgo.Value, len(outs))
+	step := func(n int64) {
+		in[0], err = ortgo.NewTensor(ortgo.NewShape(1, n), ids[:n])
 		require.NoError(tb, err)
-		in[1], err = ortgo.NewTensor(ortgo.NewShape(1, int64(ctx+n)), mask[:ctx+n])
+		in[1], err = ortgo.NewTensor(ortgo.NewShape(1, ctx+n), mask[:ctx+n])
 		require.NoError(tb, err)
-		copy(in[2:], past)
-		out := make([]ortgo.Value, len(outs))
-		for i := 1; i < len(outs); i++ {
-			out[i], err = ortgo.NewEmptyTensor[float32](ortgo.NewShape(1, heads, int64(ctx+n), hd))
+		out[0], err = ortgo.NewTensor(ortgo.NewShape(1, n, vocab), logits[:n*vocab])
+		require.NoError(tb, err)
+		for i := range nCache {
+			if ctx == 0 {
+				in[2+i], err = ortgo.NewEmptyTensor[float32](ortgo.NewShape(1, heads, 0, hd))
+			} else {
+				in[2+i], err = ortgo.NewTensor(ortgo.NewShape(1, heads, ctx, hd), past[i][:heads*ctx*hd])
+			}
+			require.NoError(tb, err)
+			out[1+i], err = ortgo.NewTensor(ortgo.NewShape(1, heads, ctx+n, hd), present[i][:heads*(ctx+n)*hd])
 			require.NoError(tb, err)
 		}
 		require.NoError(tb, s.Run(in, out))
-		for _, v := range in {
+		for _, v := range append(in, out...) {
 			v.Destroy()
 		}
-		out[0].Destroy()
-		copy(past, out[1:])
+		past, present = present, past
 		ctx += n
 	}
 	prevEnd := gap.Now()
 	w.WaitUntil(prevEnd + int64(seq.Next()))
-	step(prefill)
+	step(int64(prefill))
 	prevEnd = gap.Now()
 	for range tokens {
 		w.WaitUntil(prevEnd + int64(seq.Next()))
@@ -96,9 +103,6 @@ func handDecode(tb testing.TB, prefill, tokens int, gapMean time.Duration) (lat 
 		step(1)
 		prevEnd = gap.Now()
 		lat, depth = append(lat, prevEnd-t0), append(depth, int32(d))
-	}
-	for _, v := range past {
-		v.Destroy()
 	}
 	return lat, depth
 }
