@@ -69,6 +69,10 @@ type Decoder struct {
 	defs   []DefaultFill
 	// branch is the cache-branch input's index, or -1.
 	branch int
+	// static holds each port's axes the step does not change (staticDims).
+	static map[string][]int64
+	// shape is the scratch shape of the value being made.
+	shape []int64
 }
 
 // role is how a port's shape and contents follow the step.
@@ -107,7 +111,7 @@ func OpenDecoder(cfg DecoderConfig) (*Decoder, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", mc.Path, err)
 	}
-	d := &Decoder{cfg: cfg, sig: sig, pairs: pairs, defs: defs, branch: -1, batch: 1}
+	d := &Decoder{cfg: cfg, sig: sig, pairs: pairs, defs: defs, branch: -1, batch: 1, static: map[string][]int64{}}
 	if err := d.plan(fills); err != nil {
 		return nil, fmt.Errorf("%s: %w", mc.Path, err)
 	}
@@ -141,16 +145,15 @@ func portList(ps []Port) []string {
 // dimOf returns the size of axis a of p at a step of seq tokens on a
 // context of depth, or -1 when the axis is not the step's.
 func (d *Decoder) dimOf(p Port, r role, a int, depth, seq int) int64 {
-	if p.Shape[a] >= 0 {
-		return p.Shape[a]
+	st, ok := d.static[p.Name]
+	if !ok {
+		st = d.staticDims(p)
+		d.static[p.Name] = st
+	}
+	if st[a] >= 0 {
+		return st[a]
 	}
 	name := p.Dims[a]
-	if v, ok := d.cfg.Model.Dims[fmt.Sprintf("%s@%d", p.Name, a)]; ok {
-		return v
-	}
-	if v, ok := d.cfg.Model.Dims[name]; ok && name != "" {
-		return v
-	}
 	switch {
 	case a == 0 && r != roleOther || isBatch(name):
 		return d.batch
@@ -160,6 +163,26 @@ func (d *Decoder) dimOf(p Port, r role, a int, depth, seq int) int64 {
 		return int64(depth + seq)
 	}
 	return -1
+}
+
+// staticDims returns p's axes that the step does not change: its fixed
+// sizes and those ModelConfig.Dims sets (by NAME@AXIS or by name); -1 for
+// the others. Computed once per port (dimOf keeps them), so that a step
+// formats no key.
+func (d *Decoder) staticDims(p Port) []int64 {
+	st := make([]int64, len(p.Shape))
+	for a, v := range p.Shape {
+		st[a] = v
+		if v >= 0 {
+			continue
+		}
+		if x, ok := d.cfg.Model.Dims[fmt.Sprintf("%s@%d", p.Name, a)]; ok {
+			st[a] = x
+		} else if x, ok := d.cfg.Model.Dims[p.Dims[a]]; ok && p.Dims[a] != "" {
+			st[a] = x
+		}
+	}
+	return st
 }
 
 func isBatch(name string) bool {
@@ -233,7 +256,12 @@ func (d *Decoder) plan(fills map[string]Fill) error {
 	if grows == 0 {
 		return errors.New("no state pair grows along an axis (present.* → past_key_values.*): a growing-context decode needs a KV cache; see -list")
 	}
-	// Buffers at their largest: the whole context, or the prompt.
+	return d.allocate(fills)
+}
+
+// allocate allocates every input's and output's buffer at its largest (the
+// whole context, or the prompt) and fills the inputs.
+func (d *Decoder) allocate(fills map[string]Fill) error {
 	seqMax := 1
 	if d.seqDyn {
 		seqMax = d.cfg.Prefill
@@ -373,10 +401,9 @@ func (d *Decoder) run(seq int) error {
 			d.ins[i] = d.fixed[i]
 			continue
 		case rolePositions:
-			b := &Buffer{Port: p, Bytes: d.bufs[i]}
 			for row := range int(d.batch) {
 				for j := range seq {
-					b.Set(row*seq+j, float64(d.depth+j))
+					put(p.DType, d.bufs[i], row*seq+j, float64(d.depth+j))
 				}
 			}
 		}
