@@ -71,8 +71,6 @@ type Decoder struct {
 	branch int
 	// static holds each port's axes the step does not change (staticDims).
 	static map[string][]int64
-	// shape is the scratch shape of the value being made.
-	shape []int64
 }
 
 // role is how a port's shape and contents follow the step.
