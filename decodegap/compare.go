@@ -106,6 +106,7 @@ func Compare(b *testing.B, cfg CompareConfig, arms ...Arm) {
 			b.Fatalf("decodegap.Compare: parity check failed (CompareConfig.Parity), nothing was timed: %v", err)
 		}
 	}
+	writeGapConfig(cfg.Gap) // provenance.go
 	c := &comparison{s: s, cfg: &cfg, arms: all, n: n, host: h, plan: p, bench: b.Name(), start: time.Now()}
 	if err := c.measure(); err != nil {
 		if path, werr := c.savePartial(); path != "" {

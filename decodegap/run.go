@@ -57,6 +57,7 @@ func Run(b *testing.B, cfg RunConfig, open Opener) *Result {
 	if err := cfg.limitSessions(b.N); err != nil {
 		b.Fatalf("decodegap.Run: %v", err)
 	}
+	writeGapConfig(cfg.Gap) // provenance.go
 	m := modeFor(&cfg)
 	return runMode(b, s, open, m).export()
 }

@@ -10,8 +10,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -81,6 +79,10 @@ failed, 2 for bad usage, 130 when interrupted.
 flags:
 `
 
+// maxORTSessions is the most -sessions: each is an OS thread locked for
+// the run and a session with its own tensors and thread pools.
+const maxORTSessions = 256
+
 // repeated is a flag that may be given several times.
 type repeated []string
 
@@ -123,6 +125,8 @@ type ortFlags struct {
 	search     bool
 	maxRate    float64
 	child      string
+	strict     bool
+	decode     decodeFlags
 	// run is -run-timeout and -max-failed.
 	run runFlags
 }
@@ -156,6 +160,17 @@ type ortChild struct {
 	// cap) instead of one decodegap.Run.
 	Search  bool
 	MaxRate float64
+	// StrictFills refuses guessed fills (ort.ModelConfig.StrictFills).
+	StrictFills bool
+	// Prefill, Decode, Buckets and TokenInput are the growing-context
+	// decode's (-prefill, -decode, -buckets, -token-input); Decode 0 runs
+	// the windowed step.
+	Prefill, Decode int
+	Buckets         []int
+	TokenInput      string
+	// ArmsSpec is every arm's session options, the same line in every
+	// child (ort-arms:), so that benchstat's tables are not split by arm.
+	ArmsSpec string
 	// gap is the parsed gap, in the child.
 	gap decodegap.Gap
 }
@@ -202,6 +217,11 @@ func runORT(args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&f.search, "search", false, "with -slo: instead of rounds, search each arm's highest arrival rate per session that meets the objective (open loop, from 1/-gap, bracketing then bisecting; one process per arm, every probe -benchtime steps, all into -o)")
 	fs.Float64Var(&f.maxRate, "max-rate", 0, "with -search, the highest arrival `rate` per second probed (0: no cap)")
 	f.run.register(fs, "block")
+	fs.BoolVar(&f.strict, "strict-fills", false, "refuse to run when a sample rate (sr) or another scalar input has no -input and would be zeros (ort.ModelConfig.StrictFills); without it they are warned about")
+	fs.IntVar(&f.decode.prefill, "prefill", 0, "with -decode: the prompt's `tokens` (llama-bench's -p; its -d is the prompt of the depth to decode at): one step of that sequence length where the model allows it, else one step a token; its time is the time to first token")
+	fs.IntVar(&f.decode.tokens, "decode", 0, "growing-context decode: `M` tokens a generation after the prefill (llama-bench's -n), each step's present.* fed back as past_key_values.* with no window and the gap before each token; a block holds whole generations (-benchtime Nx: ⌈N/M⌉ of them); 0 runs the windowed step (a KV cache of the -dims past length)")
+	fs.StringVar(&f.decode.buckets, "buckets", "", "with -decode: the context depth buckets' lower bounds, `LIST` like 32,512,1024,1536; one benchmark line each (Model/prefill=P/ctx=A..B); default four equal buckets")
+	fs.StringVar(&f.decode.tokenInput, "token-input", "", "with -decode: the token ids input's `NAME` (default input_ids, or the only integer input of rank 2)")
 	fs.StringVar(&f.child, "child", "", "internal: run one arm's block as a benchmark process (`JSON`)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -225,6 +245,7 @@ func runORT(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return usageErr("%v", err)
 	}
+	cfg.StrictFills = f.strict
 	if f.list {
 		return listModel(cfg, stdout, stderr)
 	}
@@ -233,6 +254,15 @@ func runORT(args []string, stdout, stderr io.Writer) int {
 	}
 	set := map[string]bool{}
 	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
+	if err := f.decode.check(set); err != nil {
+		return usageErr("%v", err)
+	}
+	if f.decode.on() && (f.open || f.search || f.slo != "" || f.sessions > 1) {
+		return usageErr("-decode runs a closed loop of one session: drop -open, -search, -slo and -sessions")
+	}
+	if f.decode.on() && !set["unit"] {
+		f.units = "sec/op,p50-sec/op" // per line; a depth bucket has no CPU figure of its own
+	}
 	if f.slo != "" {
 		if _, err := decodegap.ParseSLO(f.slo); err != nil {
 			return usageErr("-slo: %v", err)
@@ -280,6 +310,9 @@ func runORT(args []string, stdout, stderr io.Writer) int {
 	if f.sessions < 0 || f.cores < 0 {
 		return usageErr("-sessions %d, -cores %d: neither may be negative", f.sessions, f.cores)
 	}
+	if f.sessions > maxORTSessions {
+		return usageErr("-sessions %d: at most %d (each session is a locked OS thread and a whole ONNX Runtime session)", f.sessions, maxORTSessions)
+	}
 	cpus, err := parseCPUList(f.cpus)
 	if err != nil {
 		return usageErr("%v", err)
@@ -303,8 +336,28 @@ func runORT(args []string, stdout, stderr io.Writer) int {
 		f.out = "ort-" + time.Now().Format("20060102-150405") + ".txt"
 	}
 
+	if code := f.checkFills(cfg, usageErr, stderr); code >= 0 {
+		return code
+	}
+	if f.decode.on() {
+		cfg.Options = arms[0].opts
+		if err := checkDecoder(cfg, f.decode); err != nil {
+			fmt.Fprintf(stderr, "decodegap ort: -decode: %v\n", err)
+			return 1
+		}
+		if f.parity > 0 && len(arms) > 1 {
+			fmt.Fprintf(stderr, "decodegap ort: parity: not checked in the decode mode (-parity checks the windowed step)\n")
+		}
+	}
+	if !f.decode.on() {
+		c := cfg
+		c.Options = arms[0].opts
+		if w := windowWarning(c); w != "" {
+			fmt.Fprintf(stderr, "decodegap ort: %s\n", w)
+		}
+	}
 	// Parity, in this process, before anything is timed.
-	if f.parity > 0 {
+	if f.parity > 0 && !f.decode.on() {
 		if err := armParity(cfg, arms, f.parity, tol, stderr); err != nil {
 			var de *ort.DimsError
 			if errors.As(err, &de) {
@@ -475,111 +528,19 @@ func lostBlocks(runs []interleave.Run) int {
 	return n
 }
 
-// modelConfig builds the model's configuration from the flags.
-func (f *ortFlags) modelConfig(model string) (ort.ModelConfig, error) {
-	cfg := ort.ModelConfig{Path: model, NoAutoState: f.noAuto, Seed: f.seed}
-	for _, d := range f.dims {
-		for _, kv := range strings.Split(d, ",") {
-			k, v, ok := strings.Cut(strings.TrimSpace(kv), "=")
-			n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
-			if !ok || k == "" || err != nil || n < 0 {
-				return cfg, fmt.Errorf("-dims %q: write NAME=SIZE[,NAME=SIZE...] with sizes ≥ 0, e.g. batch=1,seq=1", d)
-			}
-			if cfg.Dims == nil {
-				cfg.Dims = map[string]int64{}
-			}
-			cfg.Dims[strings.TrimSpace(k)] = n
-		}
-	}
-	for _, s := range f.shapes {
-		k, v, ok := strings.Cut(s, "=")
-		var shape []int64
-		for _, d := range strings.Split(v, "x") {
-			n, err := strconv.ParseInt(strings.TrimSpace(d), 10, 64)
-			if err != nil || n < 0 {
-				ok = false
-			}
-			shape = append(shape, n)
-		}
-		if !ok || k == "" || v == "" {
-			return cfg, fmt.Errorf("-shape %q: write INPUT=DxDx..., e.g. input=1x512", s)
-		}
-		if cfg.Shapes == nil {
-			cfg.Shapes = map[string][]int64{}
-		}
-		cfg.Shapes[k] = shape
-	}
-	for _, s := range f.inputs {
-		k, v, ok := strings.Cut(s, "=")
-		if !ok || k == "" {
-			return cfg, fmt.Errorf("-input %q: write INPUT=SPEC, e.g. sr=16000 or input=file:clip.f32", s)
-		}
-		fill, err := ort.ParseFill(v)
-		if err != nil {
-			return cfg, fmt.Errorf("-input %q: %v", s, err)
-		}
-		if fill.Kind == ort.File {
-			if p, err := filepath.Abs(fill.Path); err == nil {
-				fill.Path = p
-			}
-		}
-		if cfg.Inputs == nil {
-			cfg.Inputs = map[string]ort.Fill{}
-		}
-		cfg.Inputs[k] = fill
-	}
-	for _, s := range f.state {
-		k, v, ok := strings.Cut(s, "=")
-		if !ok || k == "" || v == "" {
-			return cfg, fmt.Errorf("-state %q: write OUTPUT=INPUT, e.g. stateN=state", s)
-		}
-		if cfg.State == nil {
-			cfg.State = map[string]string{}
-		}
-		cfg.State[k] = v
-	}
-	return cfg, nil
-}
-
-// tolerances parses -tol and -tol-output.
-func (f *ortFlags) tolerances() (ort.Tolerances, error) {
-	parse := func(flagName, s string) (ort.Tolerance, error) {
-		a, r, ok := strings.Cut(s, ",")
-		abs, err1 := strconv.ParseFloat(strings.TrimSpace(a), 64)
-		rel, err2 := strconv.ParseFloat(strings.TrimSpace(r), 64)
-		if !ok || err1 != nil || err2 != nil || abs < 0 || rel < 0 {
-			return ort.Tolerance{}, fmt.Errorf("%s %q: write ABS,REL with both ≥ 0, e.g. 1e-5,1e-4", flagName, s)
-		}
-		return ort.Tolerance{Abs: abs, Rel: rel}, nil
-	}
-	var t ort.Tolerances
-	var err error
-	if t.Default, err = parse("-tol", f.tol); err != nil {
-		return t, err
-	}
-	for _, s := range f.tolOutputs {
-		name, v, ok := strings.Cut(s, "=")
-		if !ok || name == "" {
-			return t, fmt.Errorf("-tol-output %q: write OUTPUT=ABS,REL", s)
-		}
-		tol, err := parse("-tol-output", v)
-		if err != nil {
-			return t, err
-		}
-		if t.Outputs == nil {
-			t.Outputs = map[string]ort.Tolerance{}
-		}
-		t.Outputs[name] = tol
-	}
-	return t, nil
-}
-
 // childSpec is what the child process of arm a runs.
 func (f *ortFlags) childSpec(model string, cfg ort.ModelConfig, a ortArm) ortChild {
 	c := ortChild{Model: model, Arm: a.name, Options: a.spec, Dims: cfg.Dims, Shapes: cfg.Shapes,
 		State: cfg.State, NoAuto: cfg.NoAutoState, Seed: f.seed, Gap: f.gap, GapKind: f.gapKind,
 		GapShape: f.gapShape, Jitter: f.jitter, Warmup: f.warmup, Sessions: f.sessions, Cores: f.cores,
-		Benchtime: f.benchtime, SLO: f.slo, Open: f.open, Search: f.search, MaxRate: f.maxRate}
+		Benchtime: f.benchtime, SLO: f.slo, Open: f.open, Search: f.search, MaxRate: f.maxRate,
+		StrictFills: f.strict, Prefill: f.decode.prefill, Decode: f.decode.tokens, TokenInput: f.decode.tokenInput}
+	c.Buckets, _ = parseBuckets(f.decode.buckets)
+	var arms []string
+	for _, a := range f.arms {
+		arms = append(arms, strings.ReplaceAll(a, " ", ""))
+	}
+	c.ArmsSpec = strings.Join(arms, " ")
 	if len(cfg.Inputs) > 0 {
 		c.Inputs = map[string]string{}
 		for k, v := range cfg.Inputs {
@@ -593,320 +554,4 @@ func (f *ortFlags) childSpec(model string, cfg ort.ModelConfig, a ortArm) ortChi
 type ortArm struct {
 	name, spec string
 	opts       ort.Options
-}
-
-// parseORTArms parses the -arm flags.
-func parseORTArms(specs []string) ([]ortArm, error) {
-	var arms []ortArm
-	seen := map[string]bool{"null": true}
-	for _, s := range specs {
-		name, spec := "", s
-		if n, rest, ok := strings.Cut(s, ":"); ok && !strings.Contains(n, "=") {
-			name, spec = n, rest
-		}
-		opts, err := parseOptions(spec)
-		if err != nil {
-			return nil, fmt.Errorf("-arm %q: %v", s, err)
-		}
-		if name == "" {
-			name = strings.NewReplacer("=", "", ",", "-").Replace(spec)
-			if name == "" {
-				name = "default"
-			}
-		}
-		if strings.ContainsAny(name, " \t/") {
-			return nil, fmt.Errorf("-arm %q: the name %q holds a space or '/'; name it NAME:%s", s, name, spec)
-		}
-		if seen[name] {
-			if name == "null" {
-				return nil, fmt.Errorf("-arm %q: \"null\" is the null arm's name; name it otherwise", s)
-			}
-			return nil, fmt.Errorf("-arm %q: two arms are named %q; name one NAME:%s", s, name, spec)
-		}
-		seen[name] = true
-		arms = append(arms, ortArm{name: name, spec: spec, opts: opts})
-	}
-	return arms, nil
-}
-
-// parseOptions parses an arm's KEY=VALUE list; "" is ONNX Runtime's
-// defaults.
-func parseOptions(spec string) (ort.Options, error) {
-	var o ort.Options
-	if strings.TrimSpace(spec) == "" {
-		return o, nil
-	}
-	toggle := func(v string) (ort.Toggle, bool) {
-		switch v {
-		case "on":
-			return ort.On, true
-		case "off":
-			return ort.Off, true
-		case "default":
-			return ort.Default, true
-		}
-		return 0, false
-	}
-	for _, kv := range strings.Split(spec, ",") {
-		k, v, ok := strings.Cut(strings.TrimSpace(kv), "=")
-		if !ok {
-			return o, fmt.Errorf("%q: write KEY=VALUE (keys: intra, inter, spin, interspin, mode, opt, arena)", kv)
-		}
-		bad := fmt.Errorf("%s=%s: ", k, v)
-		switch k {
-		case "intra", "inter":
-			n, err := strconv.Atoi(v)
-			if err != nil || n < 0 {
-				return o, fmt.Errorf("%vgive a thread count ≥ 0 (0: ONNX Runtime's default)", bad)
-			}
-			if k == "intra" {
-				o.IntraOpThreads = n
-			} else {
-				o.InterOpThreads = n
-			}
-		case "spin":
-			switch v {
-			case "on":
-				o.Spinning = ort.SpinOn
-			case "off":
-				o.Spinning = ort.SpinOff
-			default:
-				return o, fmt.Errorf("%vuse on or off", bad)
-			}
-		case "interspin", "arena":
-			t, ok := toggle(v)
-			if !ok {
-				return o, fmt.Errorf("%vuse on, off or default", bad)
-			}
-			if k == "arena" {
-				o.Arena = t
-			} else {
-				o.InterSpinning = t
-			}
-		case "mode":
-			switch v {
-			case "sequential":
-				o.Mode = ort.Sequential
-			case "parallel":
-				o.Mode = ort.Parallel
-			default:
-				return o, fmt.Errorf("%vuse sequential or parallel", bad)
-			}
-		case "opt":
-			found := false
-			for g := ort.OptDefault; g <= ort.OptAll; g++ {
-				if g.String() == v {
-					o.GraphOpt, found = g, true
-				}
-			}
-			if !found {
-				return o, fmt.Errorf("%vuse disable, basic, extended or all", bad)
-			}
-		default:
-			return o, fmt.Errorf("unknown key %q (keys: intra, inter, spin, interspin, mode, opt, arena)", k)
-		}
-	}
-	return o, nil
-}
-
-// parseCPUList parses "0,2-3" into [0 2 3]; "" is nil.
-func parseCPUList(s string) ([]int, error) {
-	if strings.TrimSpace(s) == "" {
-		return nil, nil
-	}
-	var cpus []int
-	for _, part := range strings.Split(s, ",") {
-		lo, hi, isRange := strings.Cut(strings.TrimSpace(part), "-")
-		a, err1 := strconv.Atoi(lo)
-		b, err2 := a, error(nil)
-		if isRange {
-			b, err2 = strconv.Atoi(hi)
-		}
-		if err1 != nil || err2 != nil || a < 0 || b < a {
-			return nil, fmt.Errorf("-cpus %q: write a list of CPUs and ranges, e.g. 0,2-3", s)
-		}
-		for c := a; c <= b; c++ {
-			cpus = append(cpus, c)
-		}
-	}
-	return cpus, nil
-}
-
-func gapKind(s string) (decodegap.GapKind, error) {
-	for k := decodegap.GapHybrid; k <= decodegap.GapBusy; k++ {
-		if k.String() == s {
-			return k, nil
-		}
-	}
-	return 0, fmt.Errorf("-gap-kind %q: use hybrid, sleep or busy", s)
-}
-
-func gapShape(s string) (decodegap.GapShape, error) {
-	for g := decodegap.GapConstant; g <= decodegap.GapExponential; g++ {
-		if g.String() == s {
-			return g, nil
-		}
-	}
-	return 0, fmt.Errorf("-gap-shape %q: use constant, uniform or exponential", s)
-}
-
-// armParity checks every arm's outputs against the first arm's, one arm
-// open at a time beside the base.
-func armParity(cfg ort.ModelConfig, arms []ortArm, steps int, tol ort.Tolerances, stderr io.Writer) error {
-	cfg.Options = arms[0].opts
-	base, err := ort.OpenModel(cfg)
-	if err != nil {
-		return err
-	}
-	defer base.Close()
-	for _, a := range arms[1:] {
-		c := cfg
-		c.Options = a.opts
-		m, err := ort.OpenModel(c)
-		if err != nil {
-			return fmt.Errorf("arm %s: %w", a.name, err)
-		}
-		rep, err := ort.ModelParity(base, m, steps, tol)
-		m.Close()
-		if err == nil {
-			err = rep.Err()
-		}
-		if err != nil {
-			return fmt.Errorf("arm %s against %s: %w (loosen with -tol or -tol-output, or skip with -parity 0)", a.name, arms[0].name, err)
-		}
-		worst := ""
-		for _, w := range rep.Worst {
-			if w.Excess > 0 {
-				worst += fmt.Sprintf(", %s%s off by %.3g× its tolerance", w.Output, indexOf(w.At), w.Excess)
-			}
-		}
-		if worst == "" {
-			worst = ", every output identical"
-		}
-		fmt.Fprintf(stderr, "decodegap ort: parity: arm %s agrees with %s over %d steps%s\n", a.name, arms[0].name, steps, worst)
-	}
-	if len(arms) == 1 {
-		if err := base.Step(); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func indexOf(at []int64) string {
-	s := make([]string, len(at))
-	for i, a := range at {
-		s[i] = strconv.FormatInt(a, 10)
-	}
-	return "[" + strings.Join(s, ",") + "]"
-}
-
-// listModel prints the model's signature and what the step would do with
-// it.
-func listModel(cfg ort.ModelConfig, stdout, stderr io.Writer) int {
-	sig, err := ort.Inspect(cfg.Path)
-	if err != nil {
-		fmt.Fprintf(stderr, "decodegap ort: %v\n", err)
-		return 1
-	}
-	w := stdout
-	m := sig.Meta
-	fmt.Fprintf(w, "model %s\n", sig.Path)
-	fmt.Fprintf(w, "  producer %q, graph %q, IR %d, opsets %s", m.Producer, m.Graph, m.IRVersion, strings.Join(m.Opsets, ", "))
-	if m.Domain != "" || m.ModelVersion != 0 {
-		fmt.Fprintf(w, ", domain %q, version %d", m.Domain, m.ModelVersion)
-	}
-	fmt.Fprintln(w)
-	if m.Description != "" {
-		fmt.Fprintf(w, "  description: %s\n", m.Description)
-	}
-	keys := make([]string, 0, len(m.Custom))
-	for k := range m.Custom {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		fmt.Fprintf(w, "  metadata %q = %q\n", k, m.Custom[k])
-	}
-	pairs, refused, perr := ort.StatePairs(sig, cfg.State, !cfg.NoAutoState)
-	feeds, fedBy := map[string]string{}, map[string]string{}
-	for _, p := range pairs {
-		feeds[p.Output], fedBy[p.Input] = p.Input, p.Output
-	}
-	nameW := 4
-	for _, p := range append(append([]ort.Port{}, sig.Inputs...), sig.Outputs...) {
-		nameW = max(nameW, len(strconv.Quote(p.Name)))
-	}
-	row := func(p ort.Port, extra string) {
-		typ := p.Type
-		if p.Kind == ort.Tensor {
-			typ = p.DType.String()
-		}
-		fmt.Fprintf(w, "  %-*s %-9s %-16s %s\n", nameW, strconv.Quote(p.Name), typ, p.ShapeString(), extra)
-	}
-	fmt.Fprintf(w, "inputs (%d)\n", len(sig.Inputs))
-	for _, p := range sig.Inputs {
-		fill := cfg.Inputs[p.Name]
-		extra := "fill " + fill.String()
-		if o, ok := fedBy[p.Name]; ok {
-			extra += fmt.Sprintf(", then carried from %q", o)
-		}
-		row(p, extra)
-	}
-	fmt.Fprintf(w, "outputs (%d)\n", len(sig.Outputs))
-	for _, p := range sig.Outputs {
-		extra := ""
-		if in, ok := feeds[p.Name]; ok {
-			extra = fmt.Sprintf("carried into %q", in)
-		}
-		row(p, extra)
-	}
-	var named, unnamed []string
-	named = sig.DimNames()
-	for _, p := range sig.Inputs {
-		for a, d := range p.Shape {
-			if d < 0 && p.Dims[a] == "" {
-				unnamed = append(unnamed, fmt.Sprintf("%s@%d", p.Name, a))
-			}
-		}
-	}
-	if len(named)+len(unnamed) > 0 {
-		fmt.Fprintln(w, "dynamic axes (set inputs' with -dims NAME=SIZE or -shape INPUT=DxD; outputs' are sized by one run)")
-		if len(named) > 0 {
-			fmt.Fprintf(w, "  named: %s\n", strings.Join(named, ", "))
-		}
-		if len(unnamed) > 0 {
-			fmt.Fprintf(w, "  unnamed inputs' axes: %s\n", strings.Join(unnamed, ", "))
-		}
-	}
-	fmt.Fprintf(w, "state carried after each step (automatic rule: output = input + %s, or %s)\n",
-		strings.Join(ort.StateSuffixes, "|"), prefixRule())
-	switch {
-	case perr != nil:
-		fmt.Fprintf(w, "  error: %v\n", perr)
-	case len(pairs) == 0:
-		fmt.Fprintln(w, "  none: every step starts from the fills (set pairs with -state OUTPUT=INPUT)")
-	}
-	for _, p := range pairs {
-		fmt.Fprintf(w, "  %v\n", p)
-	}
-	for _, p := range refused {
-		fmt.Fprintf(w, "  not carried: %s → %s: %s\n", p.Output, p.Input, p.Rule)
-	}
-	if err := ort.Runnable(sig); err != nil {
-		fmt.Fprintf(w, "cannot run: %v\n", err)
-		return 1
-	}
-	if perr != nil {
-		return 1
-	}
-	return 0
-}
-
-func prefixRule() string {
-	var s []string
-	for _, p := range ort.StatePrefixes {
-		s = append(s, p[0]+"* → "+p[1]+"*")
-	}
-	return strings.Join(s, ", ")
 }

@@ -123,7 +123,7 @@ func TestORTListVAD(t *testing.T) {
 	assert.Contains(t, got, `  "sr"     int64     []               fill 16000`)
 	assert.Contains(t, got, `  "stateN" float32   [?,?,?]          carried into "state"`)
 	assert.Contains(t, got, "  unnamed inputs' axes: input@0, input@1, state@1\n")
-	assert.Contains(t, got, "state carried after each step (automatic rule: output = input + N|n|_out|_new|_next, or present* → past_key_values*, present* → past*)\n  stateN → state (suffix N)\n")
+	assert.Contains(t, got, "state carried after each step (automatic rule: output = input + N|n|_out|_new|_next, or present* → past_key_values*, present* → past*)\n  stateN → state (suffix N): both float32, [?,?,?] → [2,?,128], the shapes agree once the dynamic axes are set\n")
 	assert.NotContains(t, got, "cannot run")
 
 	out.Reset()
@@ -218,7 +218,7 @@ func TestORTRunsVAD(t *testing.T) {
 	count := map[string]int{}
 	for _, r := range testutil.ResultsFile(t, out) {
 		assert.Equal(t, "silero_vad_v5", r.GetConfig("model"))
-		assert.Equal(t, "100µs", r.GetConfig("gap"))
+		assert.Equal(t, "mean=100µs kind=hybrid shape=constant", r.GetConfig("gap"))
 		assert.Equal(t, "Model", string(r.Name.Base()))
 		count[r.GetConfig("arm")]++
 	}

@@ -59,7 +59,7 @@ func runORTChild(js string, args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	cfg := ort.ModelConfig{Path: c.Model, Options: opts, Dims: c.Dims, Shapes: c.Shapes, State: c.State,
-		NoAutoState: c.NoAuto, Seed: c.Seed}
+		NoAutoState: c.NoAuto, Seed: c.Seed, StrictFills: c.StrictFills}
 	for k, v := range c.Inputs {
 		fill, err := ort.ParseFill(v)
 		if err != nil {
@@ -75,6 +75,11 @@ func runORTChild(js string, args []string, stdout, stderr io.Writer) int {
 	if err := flag.CommandLine.Parse(args); err != nil {
 		return 2
 	}
+	prov, key, err := c.describe(cfg)
+	if err != nil {
+		fmt.Fprintf(stderr, "decodegap ort -child: %v\n", err)
+		return 1
+	}
 	open := func() (decodegap.Step, func() error, error) {
 		m, err := ort.OpenModel(cfg)
 		if err != nil {
@@ -82,24 +87,33 @@ func runORTChild(js string, args []string, stdout, stderr io.Writer) int {
 		}
 		return m.Step, m.Close, nil
 	}
-	bench := func(b *testing.B) {
+	measure := func(b *testing.B) {
 		rc := decodegap.RunConfig{Gap: c.gap, Warmup: c.Warmup, Seed: c.Seed, Sessions: c.Sessions,
 			Budget: decodegap.Budget{Cores: c.Cores, CPUs: c.CPUs}, SLO: slo}
+		if c.Decode > 0 {
+			rc.Budget = decodegap.Budget{}
+			decodegap.RunDecode(b, rc, decodegap.Decode{Open: openDecoder(c.decoderConfig(cfg)), Tokens: c.Decode, Buckets: c.Buckets})
+			return
+		}
 		if c.Search {
 			decodegap.SearchRate(b, rc, open, decodegap.Rates{Start: float64(time.Second) / float64(c.Gap), Max: c.MaxRate})
 			return
 		}
 		decodegap.Run(b, rc, open)
 	}
+	bench := measure
+	if key != "" { // the key dims in the name: Model/ctx=511/batch=1
+		bench = func(b *testing.B) { b.Run(key, measure) }
+	}
 	restore, err := teeStdout(os.Getenv(ortLogEnv), fmt.Sprintf("=== arm %s (%v), pid %d", c.Arm, opts, os.Getpid()))
 	if err != nil {
 		fmt.Fprintf(stderr, "decodegap ort -child: %s: %v\n", ortLogEnv, err)
 		return 1
 	}
-	// File configuration lines: benchfmt attaches them to the results.
-	fmt.Fprintf(os.Stdout, "model: %s\n", filepathBase(c.Model))
-	if !c.Search { // a search's probes each have their own gap: rate=R/s
-		fmt.Fprintf(os.Stdout, "gap: %v\n", c.Gap)
+	// File configuration lines: benchfmt attaches them to the results
+	// (decodegap.Run writes gap: itself).
+	for _, kv := range prov {
+		fmt.Fprintf(os.Stdout, "%s: %s\n", kv[0], kv[1])
 	}
 	m := testing.MainStart(ortTestDeps{}, nil, []testing.InternalBenchmark{{Name: "BenchmarkModel", F: bench}}, nil, nil)
 	code := m.Run()
@@ -255,4 +269,25 @@ func (ortTestDeps) ReadCorpus(string, []reflect.Type) ([]corpusEntry, error) {
 }
 func (ortTestDeps) InitRuntimeCoverage() (string, func(string, string) (string, error), func() float64) {
 	return "", nil, nil
+}
+
+// describe opens the model once (the step or the decoder, as the block
+// will) for what the results must say: the configuration lines and the
+// key dims of the benchmark's name.
+func (c *ortChild) describe(cfg ort.ModelConfig) (prov [][2]string, key string, err error) {
+	if c.Decode > 0 {
+		d, err := ort.OpenDecoder(c.decoderConfig(cfg))
+		if err != nil {
+			return nil, "", err
+		}
+		defer d.Close()
+		return provenance(c, cfg, d.Pairs(), d.DefaultFills(), -1), keyName(cfg, -1), nil
+	}
+	m, err := ort.OpenModel(cfg)
+	if err != nil {
+		return nil, "", err
+	}
+	defer m.Close()
+	w := windowOf(m)
+	return provenance(c, cfg, m.Pairs(), m.DefaultFills(), w), keyName(cfg, w), nil
 }

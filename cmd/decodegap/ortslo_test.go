@@ -70,7 +70,7 @@ func TestORTSearchSummary(t *testing.T) {
 PASS
 `
 	assert.Equal(t, []string{
-		"  --- decodegap.SearchRate: BenchmarkModel: response p99 ≤ 5ms at 95% confidence",
+		"  --- decodegap.SearchRate: BenchmarkModel/input=1x512/state=2x1x128: response p99 ≤ 5ms at 95% confidence",
 		"  no probed rate passed (lowest probed 100/s): lower Rates.Start",
 		"  100/s: undecided (64 steps; a pass needs ≥ 299)",
 	}, searchSummary(out))
@@ -131,7 +131,7 @@ func TestORTSearchVAD(t *testing.T) {
 	assert.Contains(t, stderr.String(), "decodegap ort: searching each of 1 arm for the highest arrival rate per session that meets -slo p50=1s, into "+out)
 	so := stdout.String()
 	log, _ := os.ReadFile(out + ".log")
-	require.Contains(t, so, "  --- decodegap.SearchRate: BenchmarkModel: response p50 ≤ 1s at 95% confidence\n", "log:\n%s", log)
+	require.Contains(t, so, "  --- decodegap.SearchRate: BenchmarkModel/input=1x512/state=2x1x128: response p50 ≤ 1s at 95% confidence\n", "log:\n%s", log)
 	assert.Contains(t, so, "  100/s: ")
 	rs := testutil.ResultsFile(t, out)
 	require.NotEmpty(t, rs)
@@ -140,11 +140,11 @@ func TestORTSearchVAD(t *testing.T) {
 		assert.Equal(t, "intra1", r.GetConfig("arm"))
 		assert.Equal(t, "silero_vad_v5", r.GetConfig("model"))
 		assert.Empty(t, r.GetConfig("gap"), "a probe's gap is its rate")
-		assert.True(t, strings.HasPrefix(testutil.Name(r), "Model/rate="), testutil.Name(r))
+		assert.True(t, strings.HasPrefix(testutil.Name(r), "Model/input=1x512/state=2x1x128/rate="), testutil.Name(r))
 		_, ok := r.Value("slo-met")
 		assert.True(t, ok, "probe %d is decided", i)
 	}
-	assert.Equal(t, "Model/rate=100/s", testutil.Name(rs[0]))
+	assert.Equal(t, "Model/input=1x512/state=2x1x128/rate=100/s", testutil.Name(rs[0]), "the key dims, then the probe's rate")
 	head, err := os.ReadFile(out)
 	require.NoError(t, err)
 	assert.Contains(t, string(head), "-search: seed 3, from 100/s per session (gap 10ms, hybrid, constant), open loop, -slo p50=1s, -benchtime 64x\n")

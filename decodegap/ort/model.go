@@ -4,9 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"os"
-	"sort"
-	"strconv"
 	"strings"
 	"unsafe"
 
@@ -14,7 +11,8 @@ import (
 )
 
 // ModelConfig describes a generic step on any ONNX model. Only Path is
-// required: inputs are zeros, state is carried by the automatic rule
+// required: inputs are zeros (masks ones, a cache-branch boolean whether
+// state is carried: DefaultFills), state is carried by the automatic rule
 // (StatePairs), and the options are ONNX Runtime's defaults.
 type ModelConfig struct {
 	// Path is the .onnx file. It is read once per process.
@@ -29,8 +27,9 @@ type ModelConfig struct {
 	// Shapes sets inputs' whole shapes by name ("input": {1, 512}), an
 	// alternative to Dims for unnamed axes; a fixed axis must keep its size.
 	Shapes map[string][]int64
-	// Inputs fills inputs by name; an input not listed is zeros, and an
-	// input fed by state starts from its fill.
+	// Inputs fills inputs by name; an input not listed is zeros but for
+	// those DefaultFills names (masks: ones; a cache-branch boolean: whether
+	// state is carried), and an input fed by state starts from its fill.
 	Inputs map[string]Fill
 	// State carries outputs into inputs by name (output → input), beside
 	// the automatic rule.
@@ -39,6 +38,10 @@ type ModelConfig struct {
 	NoAutoState bool
 	// Seed seeds the Random fills: input i draws from PCG(Seed, i).
 	Seed uint64
+	// StrictFills refuses to open (a *FillsError) when a rate or another
+	// scalar or one-element input has no fill in Inputs (DefaultFills):
+	// zeros there may pick another branch of the model than the one meant.
+	StrictFills bool
 }
 
 // Buffer is one input or output tensor of a Model, in memory the Model
@@ -113,6 +116,8 @@ type Model struct {
 	// stores are the scalar outputs (Buffer.store), copied after each run.
 	stores []*Buffer
 	steps  int64
+	// defaults are the fills DefaultFills gave inputs cfg.Inputs left out.
+	defaults []DefaultFill
 }
 
 // OpenModel opens cfg.Path as a step, loading ONNX Runtime first if needed.
@@ -132,10 +137,18 @@ func OpenModel(cfg ModelConfig) (*Model, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", cfg.Path, err)
 	}
+	// On the declared shapes: a scalar is one, before resolve.
+	fills, defaults, err := applyDefaults(sig, cfg, pairs)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", cfg.Path, err)
+	}
 	if err := applyShapes(&sig, cfg.Shapes); err != nil {
 		return nil, fmt.Errorf("%s: %w", cfg.Path, err)
 	}
 	if err := resolve(&sig, cfg.Dims); err != nil {
+		return nil, fmt.Errorf("%s: %w", cfg.Path, err)
+	}
+	if err := checkSizes(sig); err != nil {
 		return nil, fmt.Errorf("%s: %w", cfg.Path, err)
 	}
 	for name := range cfg.Inputs {
@@ -146,7 +159,7 @@ func OpenModel(cfg ModelConfig) (*Model, error) {
 	if err := Init(""); err != nil {
 		return nil, err
 	}
-	m := &Model{cfg: cfg, sig: sig}
+	m := &Model{cfg: cfg, sig: sig, defaults: defaults}
 	ok := false
 	defer func() {
 		if !ok {
@@ -154,13 +167,16 @@ func OpenModel(cfg ModelConfig) (*Model, error) {
 		}
 	}()
 	for i, p := range sig.Inputs {
-		b, err := newBuffer(p, func(b *Buffer) error { return m.fill(i, b, cfg.Inputs[p.Name]) })
+		b, err := newBuffer(p, func(b *Buffer) error { return m.fill(i, b, fills[p.Name]) })
 		if err != nil {
 			return nil, fmt.Errorf("%s: input %q: %w", cfg.Path, p.Name, err)
 		}
 		m.ins = append(m.ins, b)
 	}
 	if err := m.sizeOutputs(); err != nil {
+		return nil, fmt.Errorf("%s: %w", cfg.Path, err)
+	}
+	if err := checkSizes(m.sig); err != nil {
 		return nil, fmt.Errorf("%s: %w", cfg.Path, err)
 	}
 	for _, p := range sig.Outputs {
@@ -229,116 +245,13 @@ func (e *DimsError) Error() string {
 	return fmt.Sprintf("dynamic dimensions not set: %s; set each in ModelConfig.Dims or the input's whole shape in ModelConfig.Shapes", strings.Join(e.Missing, ", "))
 }
 
-// applyShapes sets whole input shapes.
-func applyShapes(sig *Signature, shapes map[string][]int64) error {
-	for name, shape := range shapes {
-		i := -1
-		for j, p := range sig.Inputs {
-			if p.Name == name {
-				i = j
-			}
-		}
-		if i < 0 {
-			return fmt.Errorf("a shape names input %q, which the model does not have (inputs: %s)", name, portNames(sig.Inputs))
-		}
-		p := &sig.Inputs[i]
-		if len(shape) != len(p.Shape) {
-			return fmt.Errorf("shape %v for input %q: the model declares %s, rank %d", shape, name, p.ShapeString(), len(p.Shape))
-		}
-		for a, d := range shape {
-			if d < 0 || (p.Shape[a] >= 0 && p.Shape[a] != d) {
-				return fmt.Errorf("shape %v for input %q: axis %d must be %s", shape, name, a, sizeWord(p.Shape[a]))
-			}
-		}
-		p.Shape = append([]int64(nil), shape...)
-	}
-	return nil
-}
-
-func sizeWord(d int64) string {
-	if d < 0 {
-		return "≥ 0"
-	}
-	return fmt.Sprint(d)
-}
-
-// resolve sets the dynamic axes of sig's ports from dims. Inputs must end
-// fully sized; outputs may keep -1 (sized by a run).
-func resolve(sig *Signature, dims map[string]int64) error {
-	used := map[string]bool{}
-	var missing []string
-	for side, ports := range [][]Port{sig.Inputs, sig.Outputs} {
-		for i := range ports {
-			p := &ports[i]
-			p.Shape = append([]int64(nil), p.Shape...)
-			for a, d := range p.Shape {
-				if d >= 0 {
-					continue
-				}
-				key := fmt.Sprintf("%s@%d", p.Name, a)
-				v, ok := dims[key]
-				if ok {
-					used[key] = true
-				} else if v, ok = dims[p.Dims[a]]; ok && p.Dims[a] != "" {
-					used[p.Dims[a]] = true
-				}
-				switch {
-				case ok && v < 0:
-					return fmt.Errorf("dimension %s is %d: sizes must be ≥ 0", firstOf(key, p.Dims[a]), v)
-				case ok:
-					p.Shape[a] = v
-				case side == 0 && p.Dims[a] != "":
-					missing = append(missing, fmt.Sprintf("%q (input %q axis %d)", p.Dims[a], p.Name, a))
-				case side == 0:
-					missing = append(missing, fmt.Sprintf("%q (input %q axis %d, unnamed)", key, p.Name, a))
-				}
-			}
-		}
-	}
-	if len(missing) > 0 {
-		return &DimsError{Missing: missing}
-	}
-	var unused []string
-	for k := range dims {
-		if !used[k] {
-			unused = append(unused, fmt.Sprintf("%q", k))
-		}
-	}
-	if len(unused) > 0 {
-		sort.Strings(unused)
-		known := sig.DimNames()
-		return fmt.Errorf("dimensions %s: no dynamic axis of the model has that name (its named dynamic axes: %s; an unnamed one is NAME@AXIS)",
-			strings.Join(unused, ", "), strings.Join(quoteAll(known), ", "))
-	}
-	return nil
-}
-
-func firstOf(a, b string) string {
-	if b != "" {
-		return b
-	}
-	return a
-}
-
-func quoteAll(ss []string) []string {
-	if len(ss) == 0 {
-		return []string{"none"}
-	}
-	q := make([]string, len(ss))
-	for i, s := range ss {
-		q[i] = strconv.Quote(s)
-	}
-	return q
-}
-
 // newBuffer allocates a tensor for p (shape resolved), 8-byte aligned,
 // calling fill (when not nil) on its bytes before the tensor is made.
 func newBuffer(p Port, fill func(*Buffer) error) (*Buffer, error) {
-	n := int64(1)
-	for _, d := range p.Shape {
-		n *= d
+	size, err := tensorBytes(p, "tensor")
+	if err != nil {
+		return nil, err
 	}
-	size := n * int64(p.DType.Size())
 	b := &Buffer{Port: p}
 	shape := ort.NewShape(p.Shape...)
 	if size == 0 {
@@ -361,7 +274,6 @@ func newBuffer(p Port, fill func(*Buffer) error) (*Buffer, error) {
 			return nil, err
 		}
 	}
-	var err error
 	if len(shape) == 0 {
 		b.value, b.store, err = newScalar(p.DType, b.Bytes)
 	} else {
@@ -371,76 +283,6 @@ func newBuffer(p Port, fill func(*Buffer) error) (*Buffer, error) {
 		return nil, err
 	}
 	return b, nil
-}
-
-// newScalar makes a rank-0 tensor of type dt holding b's value, and the
-// copy of its value back into b. (onnxruntime_go v1.27.0's Scalar.Set
-// replaces the Go slice ONNX Runtime does not read, so a scalar input is
-// made with its value and never changed.)
-func newScalar(dt DType, b []byte) (ort.Value, func(), error) {
-	switch dt {
-	case Float32:
-		return scalarOf[float32](b)
-	case Float64:
-		return scalarOf[float64](b)
-	case Int8:
-		return scalarOf[int8](b)
-	case Uint8:
-		return scalarOf[uint8](b)
-	case Int16:
-		return scalarOf[int16](b)
-	case Uint16:
-		return scalarOf[uint16](b)
-	case Int32:
-		return scalarOf[int32](b)
-	case Uint32:
-		return scalarOf[uint32](b)
-	case Int64:
-		return scalarOf[int64](b)
-	case Uint64:
-		return scalarOf[uint64](b)
-	case Bool:
-		return scalarOf[bool](b)
-	}
-	return nil, nil, fmt.Errorf("is a scalar (rank 0) of %s: the generic step cannot allocate %s scalars", dt, dt)
-}
-
-func scalarOf[T ort.TensorData](b []byte) (ort.Value, func(), error) {
-	p := (*T)(unsafe.Pointer(&b[0]))
-	s, err := ort.NewScalar(*p)
-	if err != nil {
-		return nil, nil, err
-	}
-	return s, func() { *p = s.GetData() }, nil
-}
-
-// emptyTensor makes a tensor with no elements (a 0 in its shape).
-func emptyTensor(dt DType, shape ort.Shape) (ort.Value, error) {
-	switch dt {
-	case Float32:
-		return ort.NewEmptyTensor[float32](shape)
-	case Float64:
-		return ort.NewEmptyTensor[float64](shape)
-	case Int8:
-		return ort.NewEmptyTensor[int8](shape)
-	case Uint8:
-		return ort.NewEmptyTensor[uint8](shape)
-	case Int16:
-		return ort.NewEmptyTensor[int16](shape)
-	case Uint16:
-		return ort.NewEmptyTensor[uint16](shape)
-	case Int32:
-		return ort.NewEmptyTensor[int32](shape)
-	case Uint32:
-		return ort.NewEmptyTensor[uint32](shape)
-	case Int64:
-		return ort.NewEmptyTensor[int64](shape)
-	case Uint64:
-		return ort.NewEmptyTensor[uint64](shape)
-	case Bool:
-		return ort.NewEmptyTensor[bool](shape)
-	}
-	return nil, fmt.Errorf("has shape %v with no elements and type %s: the generic step cannot allocate an empty %s tensor", shape, dt, dt)
 }
 
 // fill writes input i's initial contents and, for a file of several
@@ -459,7 +301,7 @@ func (m *Model) fill(i int, b *Buffer, f Fill) error {
 		}
 		fillRandom(b.Port.DType, b.Bytes, f.Lo, f.Hi, rand.New(rand.NewPCG(m.cfg.Seed, uint64(i))))
 	case File:
-		src, err := os.ReadFile(f.Path)
+		src, err := readFile(f.Path)
 		if err != nil {
 			return fmt.Errorf("fill %v: %w", f, err)
 		}
@@ -620,6 +462,11 @@ func (m *Model) Reset() {
 
 // Signature returns the model's signature with the shapes this Model runs.
 func (m *Model) Signature() Signature { return m.sig }
+
+// DefaultFills returns the fills given to inputs that ModelConfig.Inputs
+// left out and that zeros would not describe honestly (see DefaultFills):
+// a caller warns about those whose Reason is Guessed.
+func (m *Model) DefaultFills() []DefaultFill { return m.defaults }
 
 // Pairs returns the state carried after each step.
 func (m *Model) Pairs() []Pair { return m.pairs }

@@ -167,6 +167,10 @@ func (o Options) Validate() error {
 		return fmt.Errorf("Options.IntraOpThreads is %d: use 0 for ONNX Runtime's default or a positive thread count", o.IntraOpThreads)
 	case o.InterOpThreads < 0:
 		return fmt.Errorf("Options.InterOpThreads is %d: use 0 for ONNX Runtime's default or a positive thread count", o.InterOpThreads)
+	case o.IntraOpThreads > MaxThreads:
+		return &LimitError{What: "Options.IntraOpThreads", Size: int64(o.IntraOpThreads), Limit: MaxThreads, Unit: "threads"}
+	case o.InterOpThreads > MaxThreads:
+		return &LimitError{What: "Options.InterOpThreads", Size: int64(o.InterOpThreads), Limit: MaxThreads, Unit: "threads"}
 	case o.Spinning != SpinOn && o.Spinning != SpinOff:
 		return fmt.Errorf("Options.Spinning is %d: use ort.SpinOn or ort.SpinOff", int(o.Spinning))
 	case o.Mode != Sequential && o.Mode != Parallel:

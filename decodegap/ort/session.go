@@ -3,7 +3,6 @@ package ort
 import (
 	"errors"
 	"fmt"
-	"os"
 
 	ort "github.com/yalue/onnxruntime_go"
 )
@@ -39,7 +38,7 @@ type Session struct {
 // non-tensor input or output. It takes ownership of every tensor in inputs
 // and outputs, also when it fails: the caller never destroys them.
 func Open(model string, inputs, outputs []Binding, opts Options) (*Session, error) {
-	data, err := os.ReadFile(model)
+	data, err := readFile(model)
 	if err != nil {
 		destroyAll(inputs, outputs)
 		return nil, fmt.Errorf("reading the ONNX model: %w", err)

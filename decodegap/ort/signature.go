@@ -3,7 +3,6 @@ package ort
 import (
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -240,7 +239,7 @@ func loadModel(path string) ([]byte, error) {
 	if b, ok := modelCache.Load(abs); ok {
 		return b.([]byte), nil
 	}
-	b, err := os.ReadFile(path)
+	b, err := readFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("reading the ONNX model: %w", err)
 	}

@@ -46,7 +46,9 @@ var StatePrefixes = [][2]string{{"present", "past_key_values"}, {"present", "pas
 // join two tensors of the same element type and rank whose axes agree but
 // for at most one (where the output may be longer: a sliding window). An
 // explicit pair that breaks this is an error; a candidate of the rule that
-// breaks it is returned in refused, with the reason in Rule. Sizes are
+// breaks it is returned in refused, with the reason in Rule, and so are the
+// rule's pairs when they would feed every input of the model (a stateless
+// x → x_out: no data would enter a step). Sizes are
 // checked again once dynamic axes are set (OpenModel).
 func StatePairs(sig Signature, explicit map[string]string, auto bool) (pairs, refused []Pair, err error) {
 	fed := map[string]bool{}
@@ -95,6 +97,18 @@ func StatePairs(sig Signature, explicit map[string]string, auto bool) (pairs, re
 			fed[ip.Name] = true
 			pairs = append(pairs, Pair{Output: op.Name, Input: ip.Name, Rule: c.rule, Axis: axis})
 			break
+		}
+	}
+	if len(fed) == len(sig.Inputs) && len(pairs) > len(explicit) {
+		// Every input would be fed from an output: nothing new enters a
+		// step, so the names matched a stateless model (x → x_out), not
+		// state beside a data input.
+		auto := pairs[len(explicit):]
+		pairs = pairs[:len(explicit)]
+		for _, p := range auto {
+			refused = append(refused, Pair{Output: p.Output, Input: p.Input, Axis: -1,
+				Rule: fmt.Sprintf("the names match (%s), but then every input of the model would be fed from its outputs and no new data would enter a step: the automatic rule carries state only beside a data input (if %q is state, give -state %s=%s, ModelConfig.State)",
+					p.Rule, p.Input, p.Output, p.Input)})
 		}
 	}
 	return pairs, refused, nil

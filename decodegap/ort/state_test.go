@@ -174,3 +174,30 @@ func TestDTypeAndPortStrings(t *testing.T) {
 	assert.Equal(t, "[*]", Port{}.ShapeString())
 	assert.Equal(t, "sequence", Sequence.String())
 }
+
+// TestStatePairsStatelessOutIsNotState: a model y = f(x) whose output is
+// named x_out is not stateful; the rule would feed its only input from its
+// output, so it refuses and says why (issue 26).
+func TestStatePairsStatelessOutIsNotState(t *testing.T) {
+	x := Port{Name: "x", Kind: Tensor, DType: Float32, Shape: []int64{1, 16}, Dims: []string{"", ""}, Type: "tensor(float)"}
+	out := x
+	out.Name = "x_out"
+	sig := Signature{Inputs: []Port{x}, Outputs: []Port{out}}
+	pairs, refused, err := StatePairs(sig, nil, true)
+	require.NoError(t, err)
+	assert.Empty(t, pairs)
+	require.Len(t, refused, 1)
+	assert.Contains(t, refused[0].Rule, "the names match (suffix _out), but then every input of the model would be fed from its outputs")
+
+	// Beside a data input, the same pair is state; explicit pairs are kept.
+	data := x
+	data.Name = "frame"
+	sig.Inputs = append(sig.Inputs, data)
+	pairs, _, err = StatePairs(sig, nil, true)
+	require.NoError(t, err)
+	assert.Equal(t, []Pair{{Output: "x_out", Input: "x", Rule: "suffix _out", Axis: -1}}, pairs)
+	sig.Inputs = sig.Inputs[:1]
+	pairs, _, err = StatePairs(sig, map[string]string{"x_out": "x"}, true)
+	require.NoError(t, err)
+	assert.Len(t, pairs, 1)
+}

@@ -55,7 +55,7 @@ func readModel(path string) ([]byte, error) {
 	if b, ok := modelCache.Load(path); ok {
 		return b.([]byte), nil
 	}
-	b, err := os.ReadFile(path)
+	b, err := readFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("reading the Silero VAD model: %w (run `%s` or set %s)", err, InstallCommand, ModelEnv)
 	}

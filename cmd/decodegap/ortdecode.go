@@ -1,0 +1,323 @@
+package main
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/gapbench/gapbench/decodegap"
+	"github.com/gapbench/gapbench/decodegap/ort"
+)
+
+// decodeFlags are the growing-context decode's flags (-prefill, -decode,
+// -buckets, -token-input).
+type decodeFlags struct {
+	prefill    int
+	tokens     int
+	buckets    string
+	tokenInput string
+}
+
+// on reports whether the run is a growing-context decode.
+func (d decodeFlags) on() bool { return d.tokens > 0 }
+
+// parseBuckets parses -buckets "32,512,1024" (lower bounds, ascending).
+func parseBuckets(s string) ([]int, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, nil
+	}
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		v, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || v < 0 || (len(out) > 0 && v <= out[len(out)-1]) {
+			return nil, fmt.Errorf("-buckets %q: write ascending context depths, the buckets' lower bounds, e.g. 32,512,1024,1536", s)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// check validates the decode flags against each other.
+func (d decodeFlags) check(set map[string]bool) error {
+	switch {
+	case d.tokens < 0 || d.prefill < 0:
+		return fmt.Errorf("-decode %d, -prefill %d: neither may be negative", d.tokens, d.prefill)
+	case !d.on() && (set["prefill"] || set["buckets"] || set["token-input"]):
+		return fmt.Errorf("-prefill, -buckets and -token-input belong to the decode mode: give -decode M (tokens a generation)")
+	case d.on() && d.prefill < 1:
+		return fmt.Errorf("-decode needs -prefill N ≥ 1, the prompt's tokens (llama-bench's -p, or -d for the depth to decode at)")
+	case d.prefill+d.tokens > 1<<20:
+		return fmt.Errorf("-prefill %d + -decode %d: the context may hold at most %d tokens", d.prefill, d.tokens, 1<<20)
+	}
+	_, err := parseBuckets(d.buckets)
+	return err
+}
+
+// decoderConfig is the ort.DecoderConfig of a child's decode.
+func (c *ortChild) decoderConfig(cfg ort.ModelConfig) ort.DecoderConfig {
+	return ort.DecoderConfig{Model: cfg, Prefill: c.Prefill, MaxContext: c.Prefill + c.Decode, TokenInput: c.TokenInput}
+}
+
+// openDecoder is the child's decodegap.DecoderOpener.
+func openDecoder(dc ort.DecoderConfig) decodegap.DecoderOpener {
+	return func() (decodegap.Decoder, func() error, error) {
+		d, err := ort.OpenDecoder(dc)
+		if err != nil {
+			return nil, nil, err
+		}
+		return d, d.Close, nil
+	}
+}
+
+// checkDecoder opens the base arm's decoder in the parent and runs its
+// prompt and one token, so that a model the decode cannot run fails before
+// any block is started.
+func checkDecoder(cfg ort.ModelConfig, d decodeFlags) error {
+	dec, err := ort.OpenDecoder(ort.DecoderConfig{Model: cfg, Prefill: d.prefill, MaxContext: d.prefill + d.tokens, TokenInput: d.tokenInput})
+	if err != nil {
+		return err
+	}
+	defer dec.Close()
+	if err := dec.Prefill(); err != nil {
+		return err
+	}
+	return dec.Token()
+}
+
+// guessedFills returns the default fills of cfg's model that are guesses
+// (ort.DefaultFills: rates and other scalars left out), and all defaults.
+func guessedFills(cfg ort.ModelConfig) (guessed, all []ort.DefaultFill, err error) {
+	sig, err := ort.Inspect(cfg.Path)
+	if err != nil {
+		return nil, nil, err
+	}
+	pairs, _, err := ort.StatePairs(sig, cfg.State, !cfg.NoAutoState)
+	if err != nil {
+		return nil, nil, err
+	}
+	all = ort.DefaultFills(sig, cfg.Inputs, pairs, len(pairs) > 0)
+	for _, d := range all {
+		if d.Reason.Guessed() {
+			guessed = append(guessed, d)
+		}
+	}
+	return guessed, all, nil
+}
+
+// fillWarning is the warning for guessed fills, naming the flag.
+func fillWarning(guessed []ort.DefaultFill) string {
+	var parts []string
+	for _, d := range guessed {
+		what := "a scalar"
+		if d.Reason == ort.DefaultRate {
+			what = "a sample rate"
+		}
+		parts = append(parts, fmt.Sprintf("%q (%s)", d.Input, what))
+	}
+	return fmt.Sprintf("warning: %s no -input and run on zeros, which may take another branch of the model than the one meant (Silero VAD's 8 kHz path for sr 0): give each with -input NAME=VALUE (e.g. -input sr=16000), or -strict-fills to refuse",
+		strings.Join(parts, ", ")+map[bool]string{true: " has", false: " have"}[len(parts) == 1])
+}
+
+// defaultWord describes a default fill in -list.
+func defaultWord(d ort.DefaultFill) string {
+	switch d.Reason {
+	case ort.DefaultMask:
+		return "fill ones (a mask: every position attended)"
+	case ort.DefaultCacheBranch:
+		if d.Fill.Value != 0 {
+			return "fill true (the cache branch: state is carried)"
+		}
+		return "fill false (the cache branch: no state is carried)"
+	case ort.DefaultRate:
+		return "fill zeros: a sample rate left out, give -input " + d.Input + "=RATE"
+	}
+	return "fill zeros: a scalar left out, give -input " + d.Input + "=VALUE"
+}
+
+// keyName is the benchmark's sub-name of key dims: every -dims and -shape
+// as NAME=VALUE, sorted, "/"-joined, with ctx=W first for a windowed KV
+// cache of W tokens, so that benchstat never pools two shapes.
+func keyName(cfg ort.ModelConfig, window int64) string {
+	var parts []string
+	for k, v := range cfg.Dims {
+		parts = append(parts, nameSafe(k)+"="+strconv.FormatInt(v, 10))
+	}
+	for k, s := range cfg.Shapes {
+		d := make([]string, len(s))
+		for i, v := range s {
+			d[i] = strconv.FormatInt(v, 10)
+		}
+		parts = append(parts, nameSafe(k)+"="+strings.Join(d, "x"))
+	}
+	sort.Strings(parts)
+	if window >= 0 {
+		parts = append([]string{"ctx=" + strconv.FormatInt(window, 10)}, parts...)
+	}
+	return strings.Join(parts, "/")
+}
+
+// nameSafe makes a dim or input name one benchmark name part.
+func nameSafe(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '/' || r == ' ' || r == '=' || r == '\t' {
+			return '_'
+		}
+		return r
+	}, s)
+}
+
+// windowOf returns the window of a windowed KV cache the model carries at
+// cfg's dims (the state input's size along its window axis), or -1.
+func windowOf(m *ort.Model) int64 {
+	for _, p := range m.Pairs() {
+		if p.Axis >= 0 {
+			if in := m.Input(p.Input); in != nil {
+				return in.Port.Shape[p.Axis]
+			}
+		}
+	}
+	return -1
+}
+
+// provenance returns the configuration lines of a child's results: what
+// was measured.
+func provenance(c *ortChild, cfg ort.ModelConfig, pairs []ort.Pair, defaults []ort.DefaultFill, window int64) [][2]string {
+	sum, err := fileSHA256(c.Model)
+	if err != nil {
+		sum = "unavailable (" + err.Error() + ")"
+	}
+	version, err := ort.Version()
+	if err != nil {
+		version = "unavailable"
+	}
+	lines := [][2]string{
+		{"model", filepathBase(c.Model)},
+		{"model-sha256", sum},
+		{"ort-version", version},
+		{"ort-ep", "cpu"},
+		{"ort-arms", c.ArmsSpec},
+	}
+	kv := func(m map[string]string) string {
+		var s []string
+		for k, v := range m {
+			s = append(s, k+"="+v)
+		}
+		sort.Strings(s)
+		if len(s) == 0 {
+			return "none"
+		}
+		return strings.Join(s, ",")
+	}
+	dims := map[string]string{}
+	for k, v := range cfg.Dims {
+		dims[k] = strconv.FormatInt(v, 10)
+	}
+	for k, s := range cfg.Shapes {
+		d := make([]string, len(s))
+		for i, v := range s {
+			d[i] = strconv.FormatInt(v, 10)
+		}
+		dims[k] = strings.Join(d, "x")
+	}
+	fills := map[string]string{}
+	for k, v := range cfg.Inputs {
+		fills[k] = v.String()
+	}
+	for _, d := range defaults {
+		fills[d.Input] = d.Fill.String() + "(default:" + d.Reason.String() + ")"
+	}
+	var st []string
+	for _, p := range pairs {
+		st = append(st, p.Output+"->"+p.Input)
+	}
+	state := strings.Join(st, ",")
+	if state == "" {
+		state = "none"
+	}
+	batch := "unset"
+	for _, k := range []string{"batch", "batch_size"} {
+		if v, ok := cfg.Dims[k]; ok {
+			batch = strconv.FormatInt(v, 10)
+		}
+	}
+	context := "stateless"
+	switch {
+	case c.Decode > 0:
+		context = fmt.Sprintf("decode prefill=%d tokens=%d range=%d..%d", c.Prefill, c.Decode, c.Prefill, c.Prefill+c.Decode-1)
+	case window >= 0:
+		context = fmt.Sprintf("window=%d (sliding: the newest %d tokens of the cache are kept)", window, window)
+	case len(pairs) > 0:
+		context = "carried state, no window"
+	}
+	return append(lines, [][2]string{{"dims", kv(dims)}, {"fills", kv(fills)}, {"state", state}, {"context", context}, {"batch", batch}}...)
+}
+
+// fileSHA256 is the hex SHA-256 of a regular file of at most
+// ort.MaxFileBytes.
+func fileSHA256(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return "", err
+	}
+	if !st.Mode().IsRegular() {
+		return "", fmt.Errorf("%s: %w", path, ort.ErrNotRegular)
+	}
+	h := sha256.New()
+	if _, err := io.Copy(h, io.LimitReader(f, ort.MaxFileBytes)); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// checkFills warns about guessed fills, or refuses them under
+// -strict-fills; it returns -1 to go on, else the exit status.
+func (f *ortFlags) checkFills(cfg ort.ModelConfig, usageErr func(string, ...any) int, stderr io.Writer) int {
+	guessed, _, err := guessedFills(cfg)
+	switch {
+	case err != nil:
+		fmt.Fprintf(stderr, "decodegap ort: %v\n", err)
+		return 1
+	case len(guessed) > 0 && f.strict:
+		return usageErr("-strict-fills: %v", (&ort.FillsError{Guessed: guessed}).Error())
+	case len(guessed) > 0:
+		fmt.Fprintf(stderr, "decodegap ort: %s\n", fillWarning(guessed))
+	}
+	return -1
+}
+
+// pairWhy says why a pair was formed: its rule and the two shapes.
+func pairWhy(sig ort.Signature, p ort.Pair) string {
+	o, _ := sig.Output(p.Output)
+	in, _ := sig.Input(p.Input)
+	how := "the same shape: carried whole"
+	if p.Axis >= 0 {
+		how = fmt.Sprintf("axis %d grows by the step's tokens (kept at the -dims past length; -decode lets it grow)", p.Axis)
+	} else if o.ShapeString() != in.ShapeString() {
+		how = "the shapes agree once the dynamic axes are set"
+	}
+	return fmt.Sprintf("both %s, %s → %s, %s", o.DType, o.ShapeString(), in.ShapeString(), how)
+}
+
+// windowWarning returns a warning when the windowed step's KV cache keeps
+// no token (a past length of 0: every step at a context of 1), else "".
+func windowWarning(cfg ort.ModelConfig) string {
+	m, err := ort.OpenModel(cfg)
+	if err != nil {
+		return "" // the parity check or the block reports it
+	}
+	defer m.Close()
+	if windowOf(m) == 0 {
+		return "warning: the KV cache keeps 0 tokens (its past length is 0 in -dims), so every step runs at a context of 1 token; set the past length (-dims past_sequence_length=N) for a window of N, or -prefill P -decode M for a growing context"
+	}
+	return ""
+}
