@@ -24,6 +24,9 @@ type Point struct {
 	// Value is the median; N the number of values behind it.
 	Value float64
 	N     int
+	// Spread is the values' median absolute deviation over their median
+	// (NaN with fewer than 3 values): how noisy the commit's runs were.
+	Spread float64
 }
 
 // Series is one benchmark in one unit over commits, in commit order.
@@ -94,7 +97,7 @@ func (s *Store) Series(ctx context.Context, f Filter) ([]Series, error) {
 	for k, accs := range bySeries {
 		sr := Series{Benchmark: k.bench, Unit: k.unit}
 		for _, a := range accs {
-			a.p.Value, a.p.N = median(a.vals), len(a.vals)
+			a.p.Value, a.p.N, a.p.Spread = median(a.vals), len(a.vals), spread(a.vals)
 			sr.Points = append(sr.Points, a.p)
 		}
 		out = append(out, sr)
@@ -115,6 +118,13 @@ type DetectOptions struct {
 	// MinMagnitude drops change points whose |After/Before − 1| is below
 	// it (a fraction); 0 keeps all, as Otava's default does.
 	MinMagnitude float64
+	// Quarantine leaves out of the search the commits whose Spread is
+	// above Quarantine times the median Spread of their stretch: runs
+	// that disagreed among themselves far more than usual (a noisy
+	// night) say little about the code's speed, and would otherwise show
+	// as a pair of change points. 0 means 3; a negative value keeps every
+	// commit. Commits with fewer than 3 values are never left out.
+	Quarantine float64
 }
 
 // Change is one change point of one series.
@@ -174,7 +184,7 @@ func Detect(series []Series, opt DetectOptions) ([]Change, error) {
 	var out []Change
 	for _, sr := range series {
 		for _, st := range Stretches(sr.Points) {
-			pts := sr.Points[st.Start:st.End]
+			pts, pos := kept(sr.Points[st.Start:st.End], opt.Quarantine)
 			x := make([]float64, len(pts))
 			for i, p := range pts {
 				x[i] = p.Value
@@ -193,7 +203,7 @@ func Detect(series []Series, opt DetectOptions) ([]Change, error) {
 				}
 				before, after := x[lo:cp.Index], x[cp.Index:hi]
 				c := Change{Benchmark: sr.Benchmark, Unit: sr.Unit, Host: st.Host,
-					Index: st.Start + cp.Index, Good: pts[cp.Index-1], Bad: pts[cp.Index],
+					Index: st.Start + pos[cp.Index], Good: pts[cp.Index-1], Bad: pts[cp.Index],
 					Before: median(before), After: median(after), Level: level, P: cp.P, Q: cp.Q,
 					NBefore: len(before), NAfter: len(after)}
 				c.Ratio = c.After / c.Before
@@ -206,6 +216,48 @@ func Detect(series []Series, opt DetectOptions) ([]Change, error) {
 		}
 	}
 	return out, nil
+}
+
+// kept returns the points of one stretch that quarantine keeps, and
+// their positions in it.
+func kept(pts []Point, quarantine float64) ([]Point, []int) {
+	if quarantine == 0 {
+		quarantine = 3
+	}
+	var spreads []float64
+	for _, p := range pts {
+		if !math.IsNaN(p.Spread) {
+			spreads = append(spreads, p.Spread)
+		}
+	}
+	limit := math.Inf(1)
+	if quarantine > 0 && len(spreads) > 0 {
+		limit = quarantine * median(spreads)
+	}
+	var out []Point
+	var pos []int
+	for i, p := range pts {
+		if p.Spread > limit {
+			continue
+		}
+		out = append(out, p)
+		pos = append(pos, i)
+	}
+	return out, pos
+}
+
+// spread is the median absolute deviation of x over its median; NaN with
+// fewer than 3 values.
+func spread(x []float64) float64 {
+	if len(x) < 3 {
+		return math.NaN()
+	}
+	m := median(x)
+	dev := make([]float64, len(x))
+	for i, v := range x {
+		dev[i] = math.Abs(v - m)
+	}
+	return median(dev) / m
 }
 
 // bootRatio is the percentile bootstrap interval at level of
