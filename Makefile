@@ -50,10 +50,14 @@ staticcheck:
 		$(GO) tool staticcheck ./...
 
 # Both halves run even when the first fails, so one run shows every failure.
+# The library half runs under scripts/pg-test.sh: it starts a throwaway
+# PostgreSQL server (installing Debian's package when missing) and sets
+# GAPBENCH_PG_DSN, so internal/history's store tests run against it (under
+# CI=true they fail without it).
 unit:
 	@status=0; \
 	$(STEP) unit-race "go test -race on the library packages (a first run compiles the standard library and dependencies again, instrumented: several minutes; each package reports when it ends)" -- \
-		$(GO) test -race -vet=off -count=1 $(RACEPKGS) || status=1; \
+		bash scripts/pg-test.sh $(GO) test -race -vet=off -count=1 $(RACEPKGS) || status=1; \
 	$(STEP) unit "go test on traceplot, prreport, the commands and the examples (they build and run real benchmarks: a few minutes)" -- \
 		$(GO) test -vet=off -count=1 $(OTHERPKGS) || status=1; \
 	exit $$status

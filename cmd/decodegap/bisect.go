@@ -1,0 +1,317 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/gapbench/gapbench/hostmon"
+	"github.com/gapbench/gapbench/internal/history"
+	"github.com/gapbench/gapbench/internal/interleave"
+	"github.com/gapbench/gapbench/internal/prreport"
+	"github.com/gapbench/gapbench/nullband"
+)
+
+func init() {
+	commands["bisect"] = command{
+		summary: "find the first commit slower than a good one, with interleaved, null-calibrated comparisons",
+		run:     runBisect,
+	}
+}
+
+const bisectUsage = `usage: decodegap bisect -good REV -bad REV -bench REGEXP [flags] [packages]
+
+Finds the first commit between -good and -bad (git rev-list --first-parent)
+where the benchmarks matching -bench are slower than at the last good
+commit. Each step builds both commits' test binaries in git worktrees and
+compares them as 'decodegap pr' does: base, head and a null arm (a second
+process of base) in interleaved rounds, judged by nullband until decided or
+out of -max-rounds or -budget.
+
+The first step compares -bad with -good: unless it is slower, no commit is
+named. Then each step halves the range (git bisect's order). A step is
+slower when its verdict is slower and B/A − 1 exceeds half of -delta (the
+equivalence margin); equivalent, faster or smaller slowdowns are not
+slower; an undecided step ends the search with the range so far. The
+error rate -alpha is split evenly (Bonferroni) over the 1 + ⌈log2 n⌉
+comparisons the search may need for n commits, so the chance that any
+step's call is false, and so that a wrong commit is named, is at most
+-alpha.
+
+Exit status: 0 (named or not: see the report); 2 for bad usage; 3 when
+building or running failed; 130 when interrupted.
+
+flags:
+`
+
+// bisectFlags are the settings of each comparison, shared with
+// 'history detect -confirm'.
+type bisectFlags struct {
+	delta     percent
+	alpha     float64
+	units     string
+	budget    time.Duration
+	maxRounds int
+	minRounds int
+	benchtime string
+	seed      uint64
+	screen    bool
+	lock      bool
+	lockPath  string
+	dir       string
+	out       string
+}
+
+// bisectFlagsInto adds the comparison flags to fs; seedName names the
+// flag of the run orders' seed (detect's -seed is its permutations').
+func bisectFlagsInto(fs *flag.FlagSet, seedName string) *bisectFlags {
+	f := &bisectFlags{delta: 0.02}
+	fs.Var(&f.delta, "delta", "equivalence `margin` of each comparison; a step is slower above half of it")
+	fs.Float64Var(&f.alpha, "alpha", 0.05, "error `rate` over the whole search (split over its comparisons, Bonferroni)")
+	fs.StringVar(&f.units, "bisect-unit", "sec/op", "comma-separated `units` judged at each step (sec/op, cpu-sec/op …)")
+	fs.DurationVar(&f.budget, "budget", 3*time.Minute, "wall-clock `time` of one comparison's rounds (building not counted)")
+	fs.IntVar(&f.maxRounds, "max-rounds", 20, "most `rounds` of one comparison")
+	fs.IntVar(&f.minRounds, "min-rounds", 0, "first look of the sequential test, in `rounds`; 0 is the fewest that give an interval")
+	fs.StringVar(&f.benchtime, "benchtime", "100ms", "CPU `time` of one run (calibrated to -test.benchtime=Nx), or Nx")
+	fs.Uint64Var(&f.seed, seedName, 0, "`seed` of the run orders; 0 draws one")
+	fs.BoolVar(&f.screen, "screen", true, "screen the host for contention over each run")
+	fs.BoolVar(&f.lock, "lock", true, "hold the host lock while running (see 'decodegap lock')")
+	fs.StringVar(&f.lockPath, "lock-path", hostmon.DefaultLockPath(), "host lock `file`")
+	fs.StringVar(&f.dir, "C", "", "run in `dir` (the repository) instead of the current directory")
+	fs.StringVar(&f.out, "o", "", "append every comparison's results as benchfmt to `file`")
+	return f
+}
+
+func runBisect(args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet("bisect", bisectUsage, stderr)
+	good := fs.String("good", "", "a `revision` without the slowdown (required)")
+	bad := fs.String("bad", "", "a `revision` with the slowdown (required)")
+	bench := fs.String("bench", "", "`regexp` of the benchmarks to compare, as -test.bench takes it (required)")
+	asJSON := fs.Bool("json", false, "write the search as JSON instead of text")
+	f := bisectFlagsInto(fs, "seed")
+	if st := parseFlags(fs, args); st >= 0 {
+		return st
+	}
+	bad2 := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "decodegap bisect: "+format+"\n", a...)
+		fmt.Fprintln(stderr, "run 'decodegap bisect -h' for usage")
+		return 2
+	}
+	switch {
+	case *good == "" || *bad == "":
+		return bad2("-good and -bad are required: the revisions around the slowdown")
+	case *bench == "":
+		return bad2("-bench is required: the benchmarks to compare, e.g. -bench '^BenchmarkStep$'")
+	case !(f.alpha > 0 && f.alpha < 0.5):
+		return bad2("-alpha %v: want a rate in (0, 0.5), e.g. 0.05", f.alpha)
+	case f.maxRounds < 2:
+		return bad2("-max-rounds %d: want at least 2", f.maxRounds)
+	}
+	re, err := regexp.Compile(*bench)
+	if err != nil {
+		return bad2("-bench: %v", err)
+	}
+	ctx, stop := interruptible(0)
+	defer stop()
+	res, code := bisectOnce(ctx, f, *good, *bad, re, fs.Args(), stderr)
+	if res == nil {
+		return code
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		enc.Encode(bisectJSON(res, float64(f.delta)))
+	} else {
+		writeBisect(stdout, res, float64(f.delta))
+	}
+	return code
+}
+
+// bisectOnce runs one search between good and bad; it returns the
+// result (nil when nothing ran) and the exit status.
+func bisectOnce(ctx context.Context, f *bisectFlags, good, bad string, re *regexp.Regexp, pkgs []string, stderr io.Writer) (*history.BisectResult, int) {
+	fail := func(format string, a ...any) (*history.BisectResult, int) {
+		fmt.Fprintf(stderr, "decodegap bisect: "+format+"\n", a...)
+		return nil, 3
+	}
+	commits, err := commitRange(f.dir, good, bad)
+	if err != nil {
+		return fail("%v", err)
+	}
+	if len(pkgs) == 0 {
+		pkgs = []string{"./..."}
+	}
+	if f.seed == 0 {
+		f.seed = rand.Uint64()
+	}
+	c := &prComparer{f: f, bench: re, pkgs: pkgs, log: stderr}
+	if f.out != "" {
+		file, err := os.OpenFile(f.out, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+		if err != nil {
+			return fail("-o: %v", err)
+		}
+		defer file.Close()
+		c.out = file
+	}
+	if f.lock {
+		unlock, code := holdHostLock(ctx, "bisect", f.lockPath, nil, 3, stderr)
+		if code != 0 {
+			return nil, code
+		}
+		defer unlock()
+	}
+	fmt.Fprintf(stderr, "decodegap bisect: %d commits after %s up to %s, seed %d\n", len(commits)-1, short(commits[0]), short(commits[len(commits)-1]), f.seed)
+	res, err := history.Bisect(ctx, commits, c, f.alpha)
+	if err != nil {
+		if ctx.Err() != nil {
+			fmt.Fprintln(stderr, "decodegap bisect: interrupted")
+			return res, 130
+		}
+		fmt.Fprintf(stderr, "decodegap bisect: %v\n", err)
+		return res, 3
+	}
+	return res, 0
+}
+
+// commitRange lists good and the first-parent commits after it up to
+// bad, oldest first.
+func commitRange(dir, good, bad string) ([]string, error) {
+	git := func(args ...string) (string, error) {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = dir
+		out, err := cmd.Output()
+		if err != nil {
+			if ee, ok := err.(*exec.ExitError); ok {
+				return "", fmt.Errorf("git %s: %s", strings.Join(args, " "), strings.TrimSpace(string(ee.Stderr)))
+			}
+			return "", err
+		}
+		return strings.TrimSpace(string(out)), nil
+	}
+	g, err := git("rev-parse", "--verify", good+"^{commit}")
+	if err != nil {
+		return nil, fmt.Errorf("-good %q: %w", good, err)
+	}
+	b, err := git("rev-parse", "--verify", bad+"^{commit}")
+	if err != nil {
+		return nil, fmt.Errorf("-bad %q: %w", bad, err)
+	}
+	list, err := git("rev-list", "--reverse", "--first-parent", "--ancestry-path", g+".."+b)
+	if err != nil {
+		return nil, err
+	}
+	if list == "" {
+		return nil, fmt.Errorf("-bad %s is not a descendant of -good %s: no commits between them", short(b), short(g))
+	}
+	return append([]string{g}, strings.Fields(list)...), nil
+}
+
+func short(c string) string { return c[:min(10, len(c))] }
+
+// prComparer compares two commits as 'decodegap pr' does, through
+// internal/prreport's exported build, runner and judging.
+type prComparer struct {
+	f     *bisectFlags
+	bench *regexp.Regexp
+	pkgs  []string
+	log   io.Writer
+	out   io.Writer
+	step  int
+}
+
+// Compare implements history.Comparer.
+func (p *prComparer) Compare(ctx context.Context, good, cand string, conf float64) (history.StepResult, error) {
+	p.step++
+	fmt.Fprintf(p.log, "decodegap bisect: step %d: %s (candidate) against %s (good) at %.2f%% confidence\n", p.step, short(cand), short(good), conf*100)
+	build, err := prreport.Prepare(ctx, prreport.BuildConfig{Dir: p.f.dir, Base: good, Head: cand, Patterns: p.pkgs, Log: p.log})
+	if err != nil {
+		return history.StepResult{}, err
+	}
+	defer build.Close()
+	testArgs := []string{"-test.run=^$", "-test.count=1"}
+	var jobs []*prreport.Job
+	for _, pk := range build.Packages {
+		for _, name := range pk.Benchmarks {
+			if !p.bench.MatchString(name) {
+				continue
+			}
+			bench := "-test.bench=^" + regexp.QuoteMeta(name) + "$"
+			jobs = append(jobs, &prreport.Job{Pkg: pk.ImportPath, Name: name,
+				Base: interleave.Arm{Name: prreport.ArmBase, Args: append([]string{pk.BaseBin, bench}, testArgs...), Dir: pk.BaseDir},
+				Head: interleave.Arm{Name: prreport.ArmHead, Args: append([]string{pk.HeadBin, bench}, testArgs...), Dir: pk.HeadDir}})
+		}
+	}
+	if len(jobs) == 0 {
+		return history.StepResult{}, fmt.Errorf("no benchmark matching -bench %q in %s at both %s and %s", p.bench, strings.Join(p.pkgs, " "), short(good), short(cand))
+	}
+	runner := &prreport.ProcessRunner{Seed: p.f.seed + uint64(p.step), Benchtime: p.f.benchtime, Log: p.log}
+	if p.f.screen {
+		if sc, why := newScreener(); sc != nil {
+			runner.Screener = sc
+		} else {
+			runner.NoScreen = why
+		}
+	} else {
+		runner.NoScreen = "screening turned off (-screen=false)"
+	}
+	opt := nullband.Options{Confidence: conf, Delta: float64(p.f.delta), MaxRounds: p.f.maxRounds, MinRounds: p.f.minRounds}
+	sched := &prreport.Scheduler{Jobs: jobs, Runner: runner, Options: opt, Units: splitList(p.f.units),
+		Budget: p.f.budget, Out: p.out, Progress: p.log}
+	if err := sched.Run(ctx); err != nil {
+		return history.StepResult{}, err
+	}
+	rows, un, err := prreport.JudgeJobs(jobs, opt)
+	if err != nil {
+		return history.StepResult{}, err
+	}
+	for _, u := range un {
+		if u.Err != nil {
+			return history.StepResult{}, fmt.Errorf("%s %s: %w", u.Pkg, u.Name, u.Err)
+		}
+	}
+	rounds := 0
+	for _, j := range jobs {
+		rounds = max(rounds, j.Rounds)
+	}
+	return classifyRows(rows, float64(p.f.delta), rounds), nil
+}
+
+// classifyRows turns a comparison's rows into a step: slower when any
+// row is decided slower by more than delta/2; not slower when every row
+// is decided and none is; undecided otherwise. The numbers are those of
+// the slower row, or else of the row nearest to slower.
+func classifyRows(rows []prreport.Row, delta float64, rounds int) history.StepResult {
+	res := history.NaNStep(history.StepNotSlower)
+	res.Rounds = rounds
+	best := math.Inf(-1)
+	var details []string
+	for _, r := range rows {
+		v := r.Verdict
+		details = append(details, fmt.Sprintf("%s %s: %s, B/A %.3f", r.Benchmark, r.Unit, v.Outcome, v.Ratio))
+		slower := v.Outcome == nullband.Slower && r.Effect() > delta/2
+		switch {
+		case slower:
+			if res.Outcome != history.StepSlower || v.Ratio > res.Ratio {
+				res.Outcome, res.Ratio, res.Lo, res.Hi = history.StepSlower, v.Ratio, v.Lo, v.Hi
+			}
+			continue
+		case v.Outcome == nullband.Undecided && res.Outcome == history.StepNotSlower:
+			res.Outcome = history.StepUndecided
+		}
+		if res.Outcome != history.StepSlower && v.Ratio > best {
+			best = v.Ratio
+			res.Ratio, res.Lo, res.Hi = v.Ratio, v.Lo, v.Hi
+		}
+	}
+	res.Detail = strings.Join(details, "; ")
+	return res
+}

@@ -1,0 +1,281 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/gapbench/gapbench/internal/history"
+)
+
+func init() {
+	commands["history"] = command{
+		summary: "store benchmark results by commit (SQLite or PostgreSQL), find change points, plot a series",
+		run:     runHistory,
+	}
+}
+
+const historyUsage = `usage: decodegap history <subcommand> [flags] [args]
+
+subcommands:
+  add FILE|DIR...   store benchfmt files (every regular file of a DIR) with
+                    their commit, date, host, Go version, config lines and
+                    verdict rows; the same bytes twice are stored once; one
+                    add is one transaction: a bad file stores nothing
+  import DIR...     the same as add
+  files             list the stored files with their provenance
+  detect            change points per benchmark and unit over commit order
+                    (E-Divisive means, permutation test); -confirm bisects
+                    each one with interleaved, null-calibrated comparisons
+  plot BENCH        draw BENCH's series with its change points (PNG or SVG)
+
+The store is -db: a file path (SQLite, default .gapbench/history.db at the
+repository's top) or a postgres:// URL (PostgreSQL, for a team's history).
+Run 'decodegap history <subcommand> -h' for its flags.
+`
+
+func runHistory(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "-help" || args[0] == "--help" || args[0] == "help" {
+		fmt.Fprint(stderr, historyUsage)
+		if len(args) == 0 {
+			return 2
+		}
+		return 0
+	}
+	switch args[0] {
+	case "add", "import":
+		return historyAdd(args[0], args[1:], stdout, stderr)
+	case "files":
+		return historyFiles(args[1:], stdout, stderr)
+	case "detect":
+		return historyDetect(args[1:], stdout, stderr)
+	case "plot":
+		return historyPlot(args[1:], stdout, stderr)
+	}
+	fmt.Fprintf(stderr, "decodegap history: unknown subcommand %q\n", args[0])
+	fmt.Fprint(stderr, historyUsage)
+	return 2
+}
+
+// defaultDB is the SQLite file at the top of the git work tree holding
+// the current directory (the current directory outside git).
+func defaultDB() string {
+	top := "."
+	if out, err := exec.Command("git", "rev-parse", "--show-toplevel").Output(); err == nil {
+		top = strings.TrimSpace(string(out))
+	}
+	return filepath.Join(top, history.DefaultPath)
+}
+
+// dbFlag adds -db to fs.
+func dbFlag(fs *flag.FlagSet) *string {
+	return fs.String("db", "", "history `store`: an SQLite file path or a postgres:// URL; default "+history.DefaultPath+" at the repository's top")
+}
+
+// openStore opens -db (or the default); the error names the flag.
+func openStore(ctx context.Context, db string) (*history.Store, error) {
+	if db == "" {
+		db = defaultDB()
+	}
+	s, err := history.Open(ctx, db)
+	if err != nil {
+		return nil, fmt.Errorf("-db: %w", err)
+	}
+	return s, nil
+}
+
+// newFlagSet makes a subcommand's flag set whose usage prints head.
+func newFlagSet(name, head string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprint(stderr, head); fs.PrintDefaults() }
+	return fs
+}
+
+// parseFlags parses args; status ≥ 0 means stop with it (help: 0, bad: 2).
+func parseFlags(fs *flag.FlagSet, args []string) int {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	return -1
+}
+
+const historyAddUsage = `usage: decodegap history add [flags] FILE|DIR...
+
+Stores each benchfmt file (each regular file of a DIR, in name order) in
+the history. Provenance comes from the file's own configuration lines
+(commit:, commit-date: in RFC 3339, host:, go:) where it has them, else
+from the flags; -commit defaults to the current git HEAD, -date to that
+commit's committer date, -host to this machine's name, -go to the Go
+version decodegap was built with. -force makes the flags win over the
+file's lines.
+
+flags:
+`
+
+func historyAdd(name string, args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet("history "+name, historyAddUsage, stderr)
+	db := dbFlag(fs)
+	commit := fs.String("commit", "", "`revision` the files measured, for files without a commit: line; default git HEAD")
+	date := fs.String("date", "", "commit `date` (RFC 3339), for files without a commit-date: line; default the commit's date in git")
+	host := fs.String("host", "", "`host` name, for files without a host: line; default this machine's")
+	goVersion := fs.String("go", "", "Go `version`, for files without a go: line; default "+runtime.Version())
+	force := fs.Bool("force", false, "the flags override the files' own provenance lines")
+	if st := parseFlags(fs, args); st >= 0 {
+		return st
+	}
+	fail := func(code int, format string, a ...any) int {
+		fmt.Fprintf(stderr, "decodegap history %s: "+format+"\n", append([]any{name}, a...)...)
+		return code
+	}
+	if fs.NArg() == 0 {
+		return fail(2, "give the benchfmt files (or directories of them) to store")
+	}
+	paths, err := expandPaths(fs.Args())
+	if err != nil {
+		return fail(2, "%v", err)
+	}
+	var files []*history.File
+	for _, p := range paths {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return fail(2, "%v", err)
+		}
+		f, err := history.ParseFile(p, data)
+		if err != nil {
+			return fail(2, "%v; nothing was stored", err)
+		}
+		files = append(files, f)
+	}
+	def, err := defaultProvenance(*commit, *date, *host, *goVersion, files)
+	if err != nil {
+		return fail(2, "%v; nothing was stored", err)
+	}
+	for _, f := range files {
+		f.Fill(def, *force)
+	}
+	ctx, stop := interruptible(0)
+	defer stop()
+	s, err := openStore(ctx, *db)
+	if err != nil {
+		return fail(2, "%v", err)
+	}
+	defer s.Close()
+	added, err := s.Add(ctx, files)
+	if err != nil {
+		return fail(1, "%v; nothing was stored", err)
+	}
+	return writeAdded(stdout, s.Where, added, files)
+}
+
+// expandPaths replaces each directory by its regular files, in name
+// order.
+func expandPaths(args []string) ([]string, error) {
+	var out []string
+	for _, a := range args {
+		st, err := os.Stat(a)
+		if err != nil {
+			return nil, err
+		}
+		if !st.IsDir() {
+			out = append(out, a)
+			continue
+		}
+		ents, err := os.ReadDir(a)
+		if err != nil {
+			return nil, err
+		}
+		n := 0
+		for _, e := range ents {
+			if e.Type().IsRegular() && !strings.HasPrefix(e.Name(), ".") {
+				out = append(out, filepath.Join(a, e.Name()))
+				n++
+			}
+		}
+		if n == 0 {
+			return nil, fmt.Errorf("%s: no files in the directory", a)
+		}
+	}
+	return out, nil
+}
+
+// defaultProvenance resolves the flags' defaults; git is asked only when
+// some file lacks a commit or a date.
+func defaultProvenance(commit, date, host, goVersion string, files []*history.File) (history.Provenance, error) {
+	p := history.Provenance{Commit: commit, Host: host, GoVersion: goVersion}
+	if p.Host == "" {
+		p.Host, _ = os.Hostname()
+	}
+	if p.GoVersion == "" {
+		p.GoVersion = runtime.Version()
+	}
+	needCommit := slices.ContainsFunc(files, func(f *history.File) bool { return f.Prov.Commit == "" })
+	needDate := slices.ContainsFunc(files, func(f *history.File) bool { return f.Prov.Date.IsZero() })
+	if date != "" {
+		t, err := time.Parse(time.RFC3339, date)
+		if err != nil {
+			return p, fmt.Errorf("-date %q: want RFC 3339, e.g. 2026-12-01T10:00:00Z", date)
+		}
+		p.Date = t
+	}
+	if !needCommit && (!needDate || !p.Date.IsZero()) {
+		return p, nil
+	}
+	rev := commit
+	if rev == "" {
+		rev = "HEAD"
+	}
+	out, err := exec.Command("git", "show", "-s", "--format=%H %cI", rev+"^{commit}").Output()
+	if err != nil {
+		if commit == "" && needCommit {
+			return p, errors.New("a file has no commit: line and git HEAD cannot be read here; give -commit")
+		}
+		if p.Date.IsZero() {
+			return p, fmt.Errorf("no commit date for %q from git; give -date", rev)
+		}
+		return p, nil
+	}
+	f := strings.Fields(string(out))
+	if len(f) == 2 {
+		p.Commit = f[0]
+		if p.Date.IsZero() {
+			p.Date, _ = time.Parse(time.RFC3339, f[1])
+		}
+	}
+	return p, nil
+}
+
+func historyFiles(args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet("history files", "usage: decodegap history files [-db STORE]\n\nflags:\n", stderr)
+	db := dbFlag(fs)
+	if st := parseFlags(fs, args); st >= 0 {
+		return st
+	}
+	ctx, stop := interruptible(0)
+	defer stop()
+	s, err := openStore(ctx, *db)
+	if err != nil {
+		fmt.Fprintf(stderr, "decodegap history files: %v\n", err)
+		return 2
+	}
+	defer s.Close()
+	files, err := s.Files(ctx)
+	if err != nil {
+		fmt.Fprintf(stderr, "decodegap history files: %v\n", err)
+		return 1
+	}
+	writeFiles(stdout, s.Where, files)
+	return 0
+}

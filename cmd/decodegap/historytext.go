@@ -1,0 +1,219 @@
+package main
+
+// The words of 'decodegap history' and 'decodegap bisect': every sentence
+// and table they print is written here, from the numbers of
+// internal/history.
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"regexp"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/gapbench/gapbench/internal/history"
+)
+
+func writeAdded(w io.Writer, where string, added []history.Added, files []*history.File) int {
+	n := 0
+	for i, a := range added {
+		p := files[i].Prov
+		if a.New {
+			n++
+			fmt.Fprintf(w, "stored %s: %d values, %d verdict rows; commit %s (%s), host %s, %s\n",
+				a.Name, a.Results, a.Verdicts, short(p.Commit), p.Date.UTC().Format("2006-01-02 15:04"), p.Host, p.GoVersion)
+		} else {
+			fmt.Fprintf(w, "already stored %s (the same bytes, sha256 %s…): nothing written\n", a.Name, a.SHA256[:12])
+		}
+	}
+	fmt.Fprintf(w, "%d of %d files new in %s\n", n, len(added), where)
+	return 0
+}
+
+func writeFiles(w io.Writer, where string, files []history.StoredFile) {
+	fmt.Fprintf(w, "%d files in %s\n", len(files), where)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "commit\tdate\thost\tgo\tvalues\tverdicts\tfile")
+	for _, f := range files {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%s\n", short(f.Prov.Commit), f.Prov.Date.UTC().Format("2006-01-02 15:04"),
+			f.Prov.Host, f.Prov.GoVersion, f.Results, len(f.Verdicts), f.Name)
+	}
+	tw.Flush()
+}
+
+// pct writes a ratio as a signed percentage change.
+func pct(r float64) string {
+	if math.IsNaN(r) {
+		return "-"
+	}
+	return fmt.Sprintf("%+.1f%%", (r-1)*100)
+}
+
+func writeDetect(w io.Writer, r detectReport) {
+	e := r.Options.EDivisive
+	pv, perms := e.PValue, e.Permutations
+	fmt.Fprintf(w, "%d change points in %d series (%d points) of %s; E-Divisive means, permutation p ≤ %g over %d shuffles (-pvalue, -permutations)\n",
+		len(r.Changes), r.Series, r.Points, r.Store, pv, perms)
+	if len(r.Changes) == 0 {
+		if r.Points == 0 {
+			fmt.Fprintln(w, "no values stored match -bench and -unit: add results with 'decodegap history add'")
+		}
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "benchmark\tunit\tchange\t%.0f%% interval\tp\tafter\tup to\tpoints\thost\n", r.Changes[0].Level*100)
+	for _, c := range r.Changes {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s … %s\t%.3f\t%s\t%s\t%d | %d\t%s\n", c.Benchmark, c.Unit, pct(c.Ratio), pct(c.Lo), pct(c.Hi),
+			c.P, short(c.Good.Commit), short(c.Bad.Commit), c.NBefore, c.NAfter, c.Host)
+	}
+	tw.Flush()
+	fmt.Fprintln(w, "change: median after / median before − 1; the change entered after the 'after' commit, at or before 'up to'.")
+	for i, b := range r.Confirmed {
+		if b == nil {
+			continue
+		}
+		c := r.Changes[i]
+		fmt.Fprintf(w, "\nconfirm %s %s (%s):\n", c.Benchmark, c.Unit, pct(c.Ratio))
+		writeBisect(w, b, math.NaN())
+	}
+}
+
+type changeJSON struct {
+	Benchmark, Unit, Host string
+	Good, Bad             string
+	GoodDate, BadDate     string
+	Index                 int
+	Before, After         float64
+	Ratio, Lo, Hi, Level  float64
+	P, Q                  float64
+	NBefore, NAfter       int
+	Confirm               *bisectOut `json:",omitempty"`
+}
+
+type detectOut struct {
+	Store          string
+	Series, Points int
+	PValue         float64
+	Permutations   int
+	MinMagnitude   float64
+	Changes        []changeJSON
+}
+
+func detectJSON(r detectReport) detectOut {
+	out := detectOut{Store: r.Store, Series: r.Series, Points: r.Points, PValue: r.Options.EDivisive.PValue,
+		Permutations: r.Options.EDivisive.Permutations, MinMagnitude: r.Options.MinMagnitude, Changes: []changeJSON{}}
+	for i, c := range r.Changes {
+		j := changeJSON{Benchmark: c.Benchmark, Unit: c.Unit, Host: c.Host, Good: c.Good.Commit, Bad: c.Bad.Commit,
+			GoodDate: c.Good.Date.UTC().Format("2006-01-02T15:04:05Z"), BadDate: c.Bad.Date.UTC().Format("2006-01-02T15:04:05Z"),
+			Index: c.Index, Before: c.Before, After: c.After, Ratio: c.Ratio, Lo: c.Lo, Hi: c.Hi, Level: c.Level,
+			P: c.P, Q: c.Q, NBefore: c.NBefore, NAfter: c.NAfter}
+		if i < len(r.Confirmed) && r.Confirmed[i] != nil {
+			b := bisectJSON(r.Confirmed[i], math.NaN())
+			j.Confirm = &b
+		}
+		out.Changes = append(out.Changes, j)
+	}
+	return out
+}
+
+// confirmChanges bisects each change whose values grew (a slowdown in a
+// cost unit) between its commits, in the current repository.
+func confirmChanges(ctx context.Context, changes []history.Change, f *bisectFlags, pkgs []string, stderr io.Writer) ([]*history.BisectResult, int) {
+	out := make([]*history.BisectResult, len(changes))
+	status := 0
+	for i, c := range changes {
+		if !(c.Ratio > 1) {
+			continue
+		}
+		fmt.Fprintf(stderr, "decodegap history detect: confirming %s %s (%s) between %s and %s\n", c.Benchmark, c.Unit, pct(c.Ratio), short(c.Good.Commit), short(c.Bad.Commit))
+		ff := *f
+		ff.units = c.Unit
+		res, code := bisectOnce(ctx, &ff, c.Good.Commit, c.Bad.Commit, regexp.MustCompile(topBenchmark(c.Benchmark)), pkgs, stderr)
+		out[i] = res
+		switch {
+		case code != 0:
+			return out, code
+		case res != nil && res.Why == history.WhyNamed && status == 0:
+			status = 1
+		}
+	}
+	return out, status
+}
+
+// writeBisect writes a search's steps and its answer; delta (NaN: not
+// shown) is the -delta the steps were judged with.
+func writeBisect(w io.Writer, r *history.BisectResult, delta float64) {
+	fmt.Fprintf(w, "bisect: %d commits after %s up to %s; at most %d comparisons, each at %.2f%% confidence (-alpha %g split over them, Bonferroni)\n",
+		len(r.Commits)-1, short(r.Commits[0]), short(r.Commits[len(r.Commits)-1]), r.Tests, (1-r.Alpha/float64(r.Tests))*100, r.Alpha)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "step\tcandidate\tgood\tverdict\tB/A\tinterval\trounds")
+	for i, s := range r.Steps {
+		fmt.Fprintf(tw, "%d\t%s (#%d)\t%s (#%d)\t%s\t%s\t%s … %s\t%d\n", i+1, short(s.Candidate), s.CandidateIndex, short(s.Good), s.GoodIndex,
+			s.Result.Outcome, pct(s.Result.Ratio), pct(s.Result.Lo), pct(s.Result.Hi), s.Result.Rounds)
+	}
+	tw.Flush()
+	half := ""
+	if !math.IsNaN(delta) {
+		half = fmt.Sprintf(" (by more than %.1f%%, half of -delta)", delta*50)
+	}
+	switch r.Why {
+	case history.WhyNamed:
+		fmt.Fprintf(w, "first slower commit: %s (#%d of %d): slower%s than %s, which was not\n",
+			r.Commits[r.First], r.First, len(r.Commits)-1, half, short(r.Commits[r.First-1]))
+	case history.WhyNoSlowdown:
+		fmt.Fprintf(w, "no commit named: the bad end was not slower%s than the good end\n", half)
+	case history.WhyUndecided:
+		last := r.Steps[len(r.Steps)-1].Result
+		fmt.Fprintf(w, "no commit named: step %d was undecided after %d rounds (-max-rounds, -budget); the slowdown, if any, is after %s and at or before %s (%d commits)\n",
+			len(r.Steps), last.Rounds, short(r.Commits[r.Lo]), short(r.Commits[r.Hi]), r.Hi-r.Lo)
+	}
+}
+
+type stepOut struct {
+	Good, Candidate           string
+	GoodIndex, CandidateIndex int
+	Confidence                float64
+	Outcome                   string
+	Ratio, Lo, Hi             jsonFloat
+	Rounds                    int
+	Detail                    string
+}
+
+type bisectOut struct {
+	Commits []string
+	Tests   int
+	Alpha   float64
+	Delta   jsonFloat `json:",omitempty"`
+	Steps   []stepOut
+	Named   bool
+	First   string `json:",omitempty"`
+	Lo, Hi  string
+	Why     string
+}
+
+// jsonFloat writes NaN as null.
+type jsonFloat float64
+
+func (f jsonFloat) MarshalJSON() ([]byte, error) {
+	if math.IsNaN(float64(f)) || math.IsInf(float64(f), 0) {
+		return []byte("null"), nil
+	}
+	return []byte(fmt.Sprintf("%g", float64(f))), nil
+}
+
+func bisectJSON(r *history.BisectResult, delta float64) bisectOut {
+	out := bisectOut{Commits: r.Commits, Tests: r.Tests, Alpha: r.Alpha, Delta: jsonFloat(delta),
+		Lo: r.Commits[r.Lo], Hi: r.Commits[r.Hi], Named: r.Why == history.WhyNamed,
+		Why: map[history.BisectWhy]string{history.WhyNamed: "named", history.WhyNoSlowdown: "no-slowdown", history.WhyUndecided: "undecided"}[r.Why]}
+	if out.Named {
+		out.First = r.Commits[r.First]
+	}
+	for _, s := range r.Steps {
+		out.Steps = append(out.Steps, stepOut{Good: s.Good, Candidate: s.Candidate, GoodIndex: s.GoodIndex, CandidateIndex: s.CandidateIndex,
+			Confidence: s.Confidence, Outcome: strings.ReplaceAll(s.Result.Outcome.String(), " ", "-"),
+			Ratio: jsonFloat(s.Result.Ratio), Lo: jsonFloat(s.Result.Lo), Hi: jsonFloat(s.Result.Hi), Rounds: s.Result.Rounds, Detail: s.Result.Detail})
+	}
+	return out
+}

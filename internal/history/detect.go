@@ -1,0 +1,296 @@
+package history
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"regexp"
+	"slices"
+	"time"
+
+	"github.com/gapbench/gapbench/internal/history/edivisive"
+)
+
+// Point is one commit of a series: the median of every value stored for
+// that commit, benchmark and unit.
+type Point struct {
+	Commit string
+	Date   time.Time
+	// Host is the machine the values came from ("" when the commit's
+	// values came from several hosts, which ends a stretch).
+	Host string
+	// Value is the median; N the number of values behind it.
+	Value float64
+	N     int
+	// Spread is the values' median absolute deviation over their median
+	// (NaN with fewer than 3 values): how noisy the commit's runs were.
+	Spread float64
+}
+
+// Series is one benchmark in one unit over commits, in commit order.
+type Series struct {
+	Benchmark, Unit string
+	Points          []Point
+}
+
+// Filter selects series: Bench matches the benchmark name (nil: all),
+// Units the units ("sec/op"; empty: all).
+type Filter struct {
+	Bench *regexp.Regexp
+	Units []string
+}
+
+// Series reads the stored values of the results without an arm (plain
+// `go test -bench` runs; the arms of a pr or interleave file are stored
+// but not a history of one commit) and returns one series per benchmark
+// and unit, sorted by benchmark and unit, each in commit order: commit
+// date, then the order the commit's first file was added.
+func (s *Store) Series(ctx context.Context, f Filter) ([]Series, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT f.id, f.commit_hash, f.commit_time, f.host, r.name, r.unit, r.value
+		FROM results r JOIN files f ON f.id = r.file_id WHERE r.arm = '' ORDER BY f.commit_time, f.id`)
+	if err != nil {
+		return nil, fmt.Errorf("history: %s: %w", s.Where, err)
+	}
+	defer rows.Close()
+	type key struct{ bench, unit string }
+	type acc struct {
+		p    Point
+		vals []float64
+	}
+	bySeries := map[key][]*acc{}
+	idx := map[key]map[string]*acc{}
+	for rows.Next() {
+		var id int64
+		var commit, ct, host, name, unit string
+		var v float64
+		if err := rows.Scan(&id, &commit, &ct, &host, &name, &unit, &v); err != nil {
+			return nil, err
+		}
+		if f.Bench != nil && !f.Bench.MatchString(name) {
+			continue
+		}
+		if len(f.Units) > 0 && !slices.Contains(f.Units, unit) {
+			continue
+		}
+		k := key{name, unit}
+		if idx[k] == nil {
+			idx[k] = map[string]*acc{}
+		}
+		a := idx[k][commit]
+		if a == nil {
+			t, _ := parseTime(ct)
+			a = &acc{p: Point{Commit: commit, Date: t, Host: host}}
+			idx[k][commit] = a
+			bySeries[k] = append(bySeries[k], a)
+		}
+		if a.p.Host != host {
+			a.p.Host = ""
+		}
+		a.vals = append(a.vals, v)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	out := make([]Series, 0, len(bySeries))
+	for k, accs := range bySeries {
+		sr := Series{Benchmark: k.bench, Unit: k.unit}
+		for _, a := range accs {
+			a.p.Value, a.p.N, a.p.Spread = median(a.vals), len(a.vals), spread(a.vals)
+			sr.Points = append(sr.Points, a.p)
+		}
+		out = append(out, sr)
+	}
+	slices.SortFunc(out, func(a, b Series) int {
+		return cmp.Or(cmp.Compare(a.Benchmark, b.Benchmark), cmp.Compare(a.Unit, b.Unit))
+	})
+	return out, nil
+}
+
+// DetectOptions are Detect's settings; the zero value is valid.
+type DetectOptions struct {
+	// EDivisive are the method's settings (package edivisive; zero means
+	// MongoDB's published defaults: p ≤ 0.05, 100 permutations).
+	EDivisive edivisive.Options
+	// Confidence is the level of each magnitude's interval; 0 means 0.95.
+	Confidence float64
+	// MinMagnitude drops change points whose |After/Before − 1| is below
+	// it (a fraction); 0 keeps all, as Otava's default does.
+	MinMagnitude float64
+	// Quarantine leaves out of the search the commits whose Spread is
+	// above Quarantine times the median Spread of their stretch: runs
+	// that disagreed among themselves far more than usual (a noisy
+	// night) say little about the code's speed, and would otherwise show
+	// as a pair of change points. 0 means 3; a negative value keeps every
+	// commit. Commits with fewer than 3 values are never left out.
+	Quarantine float64
+}
+
+// Change is one change point of one series.
+type Change struct {
+	Benchmark, Unit string
+	// Host is the stretch's host: change points are looked for within
+	// stretches of one host, never across a host change.
+	Host string
+	// Index is the position in the series of the first point after the
+	// change; Good is the last point before it, Bad the first after: the
+	// change lies in the commits after Good up to and including Bad.
+	Index     int
+	Good, Bad Point
+	// Before and After are the medians of the points between this change
+	// and its neighbours (or the stretch's ends); Ratio is After/Before,
+	// with Lo and Hi its bootstrap interval at Level.
+	Before, After float64
+	Ratio, Lo, Hi float64
+	Level         float64
+	// P is the permutation p-value, Q the statistic Q̂ (edivisive).
+	P, Q float64
+	// NBefore and NAfter count the points of the two sides.
+	NBefore, NAfter int
+}
+
+// Magnitude is Ratio − 1: the change as a fraction.
+func (c Change) Magnitude() float64 { return c.Ratio - 1 }
+
+// Stretch is a run of points of one host: [Start, End).
+type Stretch struct {
+	Start, End int
+	Host       string
+}
+
+// Stretches splits points where the host changes (a point whose values
+// came from several hosts is a stretch of its own).
+func Stretches(points []Point) []Stretch {
+	var out []Stretch
+	for i := 0; i < len(points); {
+		j := i + 1
+		for j < len(points) && points[i].Host != "" && points[j].Host == points[i].Host {
+			j++
+		}
+		out = append(out, Stretch{Start: i, End: j, Host: points[i].Host})
+		i = j
+	}
+	return out
+}
+
+// Detect finds the change points of every series (see the package
+// comment), in series order and then index order.
+func Detect(series []Series, opt DetectOptions) ([]Change, error) {
+	level := opt.Confidence
+	if level == 0 {
+		level = 0.95
+	}
+	var out []Change
+	for _, sr := range series {
+		for _, st := range Stretches(sr.Points) {
+			pts, pos := kept(sr.Points[st.Start:st.End], opt.Quarantine)
+			x := make([]float64, len(pts))
+			for i, p := range pts {
+				x[i] = p.Value
+			}
+			cps, err := edivisive.Detect(x, opt.EDivisive)
+			if err != nil {
+				return nil, fmt.Errorf("history: %s %s: %w", sr.Benchmark, sr.Unit, err)
+			}
+			for i, cp := range cps {
+				lo, hi := 0, len(x)
+				if i > 0 {
+					lo = cps[i-1].Index
+				}
+				if i+1 < len(cps) {
+					hi = cps[i+1].Index
+				}
+				before, after := x[lo:cp.Index], x[cp.Index:hi]
+				c := Change{Benchmark: sr.Benchmark, Unit: sr.Unit, Host: st.Host,
+					Index: st.Start + pos[cp.Index], Good: pts[cp.Index-1], Bad: pts[cp.Index],
+					Before: median(before), After: median(after), Level: level, P: cp.P, Q: cp.Q,
+					NBefore: len(before), NAfter: len(after)}
+				c.Ratio = c.After / c.Before
+				c.Lo, c.Hi = bootRatio(before, after, level, opt.EDivisive.Seed^uint64(c.Index))
+				if math.Abs(c.Ratio-1) < opt.MinMagnitude {
+					continue
+				}
+				out = append(out, c)
+			}
+		}
+	}
+	return out, nil
+}
+
+// kept returns the points of one stretch that quarantine keeps, and
+// their positions in it.
+func kept(pts []Point, quarantine float64) ([]Point, []int) {
+	if quarantine == 0 {
+		quarantine = 3
+	}
+	var spreads []float64
+	for _, p := range pts {
+		if !math.IsNaN(p.Spread) {
+			spreads = append(spreads, p.Spread)
+		}
+	}
+	limit := math.Inf(1)
+	if quarantine > 0 && len(spreads) > 0 {
+		limit = quarantine * median(spreads)
+	}
+	var out []Point
+	var pos []int
+	for i, p := range pts {
+		if p.Spread > limit {
+			continue
+		}
+		out = append(out, p)
+		pos = append(pos, i)
+	}
+	return out, pos
+}
+
+// spread is the median absolute deviation of x over its median; NaN with
+// fewer than 3 values.
+func spread(x []float64) float64 {
+	if len(x) < 3 {
+		return math.NaN()
+	}
+	m := median(x)
+	dev := make([]float64, len(x))
+	for i, v := range x {
+		dev[i] = math.Abs(v - m)
+	}
+	return median(dev) / m
+}
+
+// bootRatio is the percentile bootstrap interval at level of
+// median(after)/median(before), from 1000 resamples of each side.
+func bootRatio(before, after []float64, level float64, seed uint64) (lo, hi float64) {
+	const n = 1000
+	rng := rand.New(rand.NewPCG(seed, 0xb007))
+	ratios := make([]float64, n)
+	a, b := make([]float64, len(before)), make([]float64, len(after))
+	for r := range ratios {
+		for i := range a {
+			a[i] = before[rng.IntN(len(before))]
+		}
+		for i := range b {
+			b[i] = after[rng.IntN(len(after))]
+		}
+		ratios[r] = median(b) / median(a)
+	}
+	slices.Sort(ratios)
+	tail := (1 - level) / 2
+	return ratios[int(tail*float64(n-1))], ratios[int(math.Ceil((1-tail)*float64(n-1)))]
+}
+
+// median returns the median of x (which it sorts a copy of); NaN when
+// empty.
+func median(x []float64) float64 {
+	if len(x) == 0 {
+		return math.NaN()
+	}
+	s := slices.Clone(x)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}

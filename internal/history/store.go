@@ -1,0 +1,199 @@
+package history
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	// The two drivers: pure Go both, so the command stays free of cgo.
+	_ "github.com/jackc/pgx/v5/stdlib"
+	_ "modernc.org/sqlite"
+)
+
+// DefaultPath is the SQLite file a repository's history is kept in when
+// no -db is given, relative to the repository's top directory.
+const DefaultPath = ".gapbench/history.db"
+
+// SchemaVersion is the version of the tables Open creates.
+const SchemaVersion = 1
+
+// Store is a history database: SQLite (a file) or PostgreSQL. Its methods
+// are safe for concurrent use, as database/sql's DB is; many processes
+// may add to one PostgreSQL store at once (see Add).
+type Store struct {
+	db *sql.DB
+	// pg is true for PostgreSQL: queries are rebound from ? to $n.
+	pg bool
+	// Where names the store for messages: the file path, or the
+	// PostgreSQL DSN without its password.
+	Where string
+}
+
+// IsPostgres reports whether dsn names a PostgreSQL database (a
+// postgres:// or postgresql:// URL).
+func IsPostgres(dsn string) bool {
+	return strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://")
+}
+
+// Open opens the store at dsn, creating its tables when missing: a
+// postgres:// URL opens PostgreSQL (pgx), anything else is the path of an
+// SQLite file, created with its directory when missing. The caller must
+// Close it.
+func Open(ctx context.Context, dsn string) (*Store, error) {
+	s := &Store{}
+	var err error
+	if IsPostgres(dsn) {
+		s.pg, s.Where = true, redact(dsn)
+		s.db, err = sql.Open("pgx", dsn)
+	} else {
+		if dsn == "" {
+			return nil, errors.New("history: no database: give a file path or a postgres:// URL")
+		}
+		s.Where = dsn
+		if err := os.MkdirAll(filepath.Dir(dsn), 0o755); err != nil {
+			return nil, fmt.Errorf("history: %w", err)
+		}
+		// busy_timeout lets concurrent writers wait instead of failing;
+		// _txlock=immediate takes the write lock at BEGIN, so two adds
+		// never deadlock upgrading a read lock.
+		s.db, err = sql.Open("sqlite", "file:"+dsn+"?_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_pragma=journal_mode(WAL)&_txlock=immediate")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("history: opening %s: %w", s.Where, err)
+	}
+	if err := s.migrate(ctx); err != nil {
+		s.db.Close()
+		return nil, fmt.Errorf("history: %s: %w", s.Where, err)
+	}
+	return s, nil
+}
+
+// Close closes the database.
+func (s *Store) Close() error { return s.db.Close() }
+
+// redact removes the password from a PostgreSQL URL.
+func redact(dsn string) string {
+	at := strings.LastIndex(dsn, "@")
+	scheme := strings.Index(dsn, "://")
+	if at < 0 || scheme < 0 {
+		return dsn
+	}
+	cred := dsn[scheme+3 : at]
+	if i := strings.Index(cred, ":"); i >= 0 {
+		return dsn[:scheme+3] + cred[:i] + ":***" + dsn[at:]
+	}
+	return dsn
+}
+
+// schema is the DDL, with ID standing for the dialect's key column.
+var schema = []string{
+	`CREATE TABLE IF NOT EXISTS gapbench_schema (version BIGINT NOT NULL)`,
+	`CREATE TABLE IF NOT EXISTS files (
+		id ID,
+		sha256 TEXT NOT NULL UNIQUE,
+		name TEXT NOT NULL,
+		commit_hash TEXT NOT NULL,
+		commit_time TEXT NOT NULL,
+		host TEXT NOT NULL,
+		go_version TEXT NOT NULL,
+		added_at TEXT NOT NULL,
+		results BIGINT NOT NULL)`,
+	`CREATE INDEX IF NOT EXISTS files_commit_time ON files (commit_time, id)`,
+	`CREATE TABLE IF NOT EXISTS configs (
+		file_id BIGINT NOT NULL REFERENCES files (id),
+		seq BIGINT NOT NULL,
+		key TEXT NOT NULL,
+		value TEXT NOT NULL,
+		PRIMARY KEY (file_id, seq))`,
+	`CREATE TABLE IF NOT EXISTS results (
+		file_id BIGINT NOT NULL REFERENCES files (id),
+		seq BIGINT NOT NULL,
+		vseq BIGINT NOT NULL,
+		name TEXT NOT NULL,
+		unit TEXT NOT NULL,
+		value DOUBLE PRECISION NOT NULL,
+		iters BIGINT NOT NULL,
+		arm TEXT NOT NULL,
+		config TEXT NOT NULL,
+		PRIMARY KEY (file_id, seq, vseq))`,
+	`CREATE INDEX IF NOT EXISTS results_name_unit ON results (name, unit)`,
+	`CREATE TABLE IF NOT EXISTS verdicts (
+		file_id BIGINT NOT NULL REFERENCES files (id),
+		seq BIGINT NOT NULL,
+		benchmark TEXT NOT NULL,
+		arm TEXT NOT NULL,
+		metric TEXT NOT NULL,
+		outcome TEXT NOT NULL,
+		ratio DOUBLE PRECISION,
+		line TEXT NOT NULL,
+		PRIMARY KEY (file_id, seq))`,
+}
+
+// migrate creates the tables in one transaction. On PostgreSQL an
+// advisory lock serialises runners that start at once, since CREATE
+// TABLE IF NOT EXISTS alone races on the catalog.
+func (s *Store) migrate(ctx context.Context) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if s.pg {
+		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(7274627)`); err != nil {
+			return err
+		}
+	}
+	id := "INTEGER PRIMARY KEY AUTOINCREMENT"
+	if s.pg {
+		id = "BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY"
+	}
+	for _, q := range schema {
+		if _, err := tx.ExecContext(ctx, strings.Replace(q, "id ID", "id "+id, 1)); err != nil {
+			return err
+		}
+	}
+	var v int
+	switch err := tx.QueryRowContext(ctx, `SELECT version FROM gapbench_schema`).Scan(&v); {
+	case errors.Is(err, sql.ErrNoRows):
+		if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO gapbench_schema (version) VALUES (?)`), SchemaVersion); err != nil {
+			return err
+		}
+	case err != nil:
+		return err
+	case v != SchemaVersion:
+		return fmt.Errorf("the tables are at schema version %d; this decodegap reads version %d", v, SchemaVersion)
+	}
+	return tx.Commit()
+}
+
+// q rebinds a query written with ? placeholders for the store's dialect.
+func (s *Store) q(query string) string {
+	if !s.pg {
+		return query
+	}
+	var b strings.Builder
+	n := 0
+	for _, r := range query {
+		if r == '?' {
+			n++
+			b.WriteString("$" + strconv.Itoa(n))
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// timeText is the fixed-width UTC form times are stored in, so that they
+// sort as text in both dialects.
+const timeText = "2006-01-02T15:04:05.000000000Z"
+
+func formatTime(t time.Time) string { return t.UTC().Format(timeText) }
+
+func parseTime(s string) (time.Time, error) { return time.Parse(timeText, s) }
