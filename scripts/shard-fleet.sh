@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# shard-fleet.sh: the local fleet trial of issue 28. A fixture module of 40
+# benchmarks (four slowed at head: Step03 and Step11 by 10%, Step19 and
+# Step27 by 5%) is compared unsharded, then as 4 shards of the same
+# -max-rounds, run 2 at a time on disjoint CPU sets (this host has 2 CPUs:
+# shards 1 and 2 on CPUs 0 and 1 side by side, then 3 and 4), and the shards
+# are merged. It prints the wall times, the load averages and the rows each
+# report decided. Usage: bash scripts/shard-fleet.sh [WORKDIR]
+# Settings: ROUNDS (12), BENCHTIME (2000x), NBENCH (40).
+set -euo pipefail
+ROUNDS=${ROUNDS:-12}
+BENCHTIME=${BENCHTIME:-2000x}
+NBENCH=${NBENCH:-40}
+root=$(cd "$(dirname "$0")/.." && pwd)
+work=${1:-$(mktemp -d /tmp/shard-fleet-XXXXXX)}
+mkdir -p "$work"
+repo=$work/repo
+dg=$work/decodegap
+(cd "$root" && go build -o "$dg" ./cmd/decodegap)
+
+gen() { # gen FILE slowed: writes the benchmark file; slowed=1 slows the four
+	local f=$1 slowed=$2
+	{
+		printf 'package fix\n\nimport "testing"\n\nvar sink uint64\n\n//go:noinline\nfunc mix(n int) uint64 {\n\tx := uint64(88172645463325252)\n\tfor i := 0; i < n; i++ {\n\t\tx = x*6364136223846793005 + 1442695040888963407\n\t\tx ^= x >> 29\n\t}\n\treturn x\n}\n'
+		for ((i = 0; i < NBENCH; i++)); do
+			w=$((2000 + 100 * i))
+			if [ "$slowed" = 1 ]; then
+				case $i in 3 | 11) w=$((w * 110 / 100)) ;; 19 | 27) w=$((w * 105 / 100)) ;; esac
+			fi
+			printf '\nfunc BenchmarkStep%02d(b *testing.B) {\n\tfor i := 0; i < b.N; i++ {\n\t\tsink += mix(%d)\n\t}\n}\n' "$i" "$w"
+		done
+	} >"$f"
+}
+if [ ! -d "$repo/.git" ]; then
+	mkdir -p "$repo/fix"
+	export GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@example.com GIT_COMMITTER_NAME=t GIT_COMMITTER_EMAIL=t@example.com
+	(cd "$repo" && git init -q -b main &&
+		printf 'module example.com/fix\n\ngo 1.21\n' >go.mod &&
+		printf '// Package fix is a fixture.\npackage fix\n' >fix/fix.go)
+	gen "$repo/fix/fix_test.go" 0
+	(cd "$repo" && git add . && git commit -q -m base)
+	gen "$repo/fix/fix_test.go" 1
+	(cd "$repo" && git commit -q -am head)
+fi
+common=(-base HEAD~1 -head HEAD -max-rounds "$ROUNDS" -benchtime "$BENCHTIME" -budget 0 -lock=false -screen=false)
+cd "$repo"
+now() { date +%s.%N; }
+load() { cut -d' ' -f1-3 /proc/loadavg; }
+
+echo "load before unsharded: $(load)"
+t0=$(now)
+"$dg" pr "${common[@]}" -o "$work/full.txt" ./... >"$work/full.report" 2>"$work/full.log" || true
+t1=$(now)
+echo "unsharded: $(echo "$t1 - $t0" | bc) s wall; $(grep -o '[0-9.hms]* of rounds' "$work/full.report")"
+echo "load after unsharded: $(load)"
+
+shard() { # shard I CPU
+	local s=$(now)
+	"$dg" pr "${common[@]}" -shard "$1/4" -run-id fleet -cpus "$2" -o "$work/shard$1.txt" ./... >"$work/shard$1.report" 2>"$work/shard$1.log" || true
+	echo "shard $1/4 on CPU $2: $(echo "$(now) - $s" | bc) s wall; $(grep -o 'in [0-9.hms]*;' "$work/shard$1.report")"
+}
+rm -f "$work"/shard?.txt
+for pair in "1 2" "3 4"; do
+	set -- $pair
+	echo "load before shards $1,$2: $(load)"
+	shard "$1" 0 &
+	shard "$2" 1 &
+	wait
+done
+echo "load after shards: $(load)"
+"$dg" merge -fail-on 'slower>3%' "$work"/shard?.txt >"$work/merged.report" 2>&1 || true
+
+decided() { # rows decided slower/faster/equivalent, -GOMAXPROCS suffix dropped
+	grep -E '^fix\.' "$1" | awk '{print $1, $2, $(NF-2)}' | sed -E 's/-[0-9]+ / /' | sort
+}
+echo "unsharded decisions:"; grep -E '^benchmarks:' "$work/full.report"
+echo "merged decisions:"; grep -E '^benchmarks:' "$work/merged.report"
+echo "rows slower (unsharded):"; grep -E 'slower by' "$work/full.report" | awk '{print $1,$2}' | sed -E 's/-[0-9]+ / /' | sort
+echo "rows slower (merged):"; grep -E 'slower by' "$work/merged.report" | awk '{print $1,$2}' | sed -E 's/-[0-9]+ / /' | sort
+echo "files in $work"
