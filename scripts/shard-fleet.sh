@@ -70,11 +70,15 @@ done
 echo "load after shards: $(load)"
 "$dg" merge -fail-on 'slower>3%' "$work"/shard?.txt >"$work/merged.report" 2>&1 || true
 
-decided() { # rows decided slower/faster/equivalent, -GOMAXPROCS suffix dropped
-	grep -E '^fix\.' "$1" | awk '{print $1, $2, $(NF-2)}' | sed -E 's/-[0-9]+ / /' | sort
+decided() { # one line per row: benchmark (-GOMAXPROCS dropped), unit, outcome
+	grep -E '^fix\.[^ ]+ +[^ ]+/op ' "$1" | sed -nE 's/^(fix\.Step[0-9]+)(-[0-9]+)? +([^ ]+) .*(slower by|faster by|equivalent within|undecided).*/\1 \3 \4/p' |
+		sed -E 's/ (by|within)$//' | sort
 }
-echo "unsharded decisions:"; grep -E '^benchmarks:' "$work/full.report"
-echo "merged decisions:"; grep -E '^benchmarks:' "$work/merged.report"
-echo "rows slower (unsharded):"; grep -E 'slower by' "$work/full.report" | awk '{print $1,$2}' | sed -E 's/-[0-9]+ / /' | sort
-echo "rows slower (merged):"; grep -E 'slower by' "$work/merged.report" | awk '{print $1,$2}' | sed -E 's/-[0-9]+ / /' | sort
+decided "$work/full.report" >"$work/full.rows"
+decided "$work/merged.report" >"$work/merged.rows"
+echo "unsharded: $(grep -E '^benchmarks:' "$work/full.report")"
+echo "merged:    $(grep -E '^benchmarks:' "$work/merged.report")"
+echo "rows decided (not undecided) by each, and the rows where they differ:"
+join <(sed -E 's/ ([^ ]+) / \1:/' "$work/full.rows") <(sed -E 's/ ([^ ]+) / \1:/' "$work/merged.rows") |
+	awk '{d1=($2!~/undecided/); d2=($3!~/undecided/); n1+=d1; n2+=d2; both+=d1&&d2; if ($2!=$3) print "  differ: " $0} END {print "  unsharded decided " n1 ", merged decided " n2 ", both " both}'
 echo "files in $work"
