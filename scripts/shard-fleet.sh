@@ -5,7 +5,8 @@
 # -max-rounds, run 2 at a time on disjoint CPU sets (this host has 2 CPUs:
 # shards 1 and 2 on CPUs 0 and 1 side by side, then 3 and 4), and the shards
 # are merged. It prints the wall times, the load averages and the rows each
-# report decided. Usage: bash scripts/shard-fleet.sh [WORKDIR]
+# report decided. A second unsharded run confined to CPU 0 (as each shard
+# is; CPU0_REF=0 skips it) separates sharding from confinement. Usage: bash scripts/shard-fleet.sh [WORKDIR]
 # Settings: ROUNDS (12), BENCHTIME (2000x), NBENCH (40).
 set -euo pipefail
 ROUNDS=${ROUNDS:-12}
@@ -53,6 +54,12 @@ t0=$(now)
 t1=$(now)
 echo "unsharded: $(echo "$t1 - $t0" | bc) s wall; $(grep -o '[0-9.hms]* of rounds' "$work/full.report")"
 echo "load after unsharded: $(load)"
+if [ "${CPU0_REF:-1}" = 1 ]; then # the same, confined to CPU 0 as each shard is
+	t0=$(now)
+	"$dg" pr "${common[@]}" -cpus 0 -o "$work/full-cpu0.txt" ./... >"$work/full-cpu0.report" 2>"$work/full-cpu0.log" || true
+	echo "unsharded on CPU 0: $(echo "$(now) - $t0" | bc) s wall; $(grep -o '[0-9.hms]* of rounds' "$work/full-cpu0.report")"
+	echo "load after unsharded on CPU 0: $(load)"
+fi
 
 shard() { # shard I CPU
 	local s=$(now)
@@ -75,10 +82,17 @@ decided() { # one line per row: benchmark (-GOMAXPROCS dropped), unit, outcome
 		sed -E 's/ (by|within)$//' | sort
 }
 decided "$work/full.report" >"$work/full.rows"
+[ -f "$work/full-cpu0.report" ] && decided "$work/full-cpu0.report" >"$work/full-cpu0.rows"
 decided "$work/merged.report" >"$work/merged.rows"
 echo "unsharded: $(grep -E '^benchmarks:' "$work/full.report")"
+[ -f "$work/full-cpu0.report" ] && echo "unsharded on CPU 0: $(grep -E '^benchmarks:' "$work/full-cpu0.report")"
 echo "merged:    $(grep -E '^benchmarks:' "$work/merged.report")"
 echo "rows decided (not undecided) by each, and the rows where they differ:"
-join <(sed -E 's/ ([^ ]+) / \1:/' "$work/full.rows") <(sed -E 's/ ([^ ]+) / \1:/' "$work/merged.rows") |
-	awk '{d1=($2!~/undecided/); d2=($3!~/undecided/); n1+=d1; n2+=d2; both+=d1&&d2; if ($2!=$3) print "  differ: " $0} END {print "  unsharded decided " n1 ", merged decided " n2 ", both " both}'
+key() { sed -E 's/^([^ ]+) ([^ ]+) /\1|\2 /' "$1"; }
+for ref in full full-cpu0; do
+	[ -f "$work/$ref.rows" ] || continue
+	echo "$ref against merged:"
+	join <(key "$work/$ref.rows") <(key "$work/merged.rows") |
+		awk '{d1=($2!="undecided"); d2=($3!="undecided"); n1+=d1; n2+=d2; both+=(d1&&d2&&$2==$3); if ($2!=$3) print "  differ: " $0} END {print "  '"$ref"' decided " n1 " rows, merged " n2 ", the same way in both " both}'
+done
 echo "files in $work"
