@@ -200,3 +200,33 @@ func TestFleetSimulation(t *testing.T) {
 	t.Logf("%d reports of %d rows per configuration (%d changed: ±3%%, ±5%%, ±10%%), and as many with no change:\n%s",
 		trials, fleetRows, len(fleetEffects), tab.String())
 }
+
+// TestRunnerSpeedCancels checks what makes runners blocks: multiplying
+// every value of a runner's rounds by its speed shifts each round's logs
+// by one constant, which the aligned-rank test's centring removes, so the
+// verdict (outcome, estimate, interval, p-value, quarantine) is the same
+// as on runners of one speed: speeds add no false alarm and cost no power.
+func TestRunnerSpeedCancels(t *testing.T) {
+	fast := []fleetHost{{1, 1}, {1, 1.4}, {1, 0.8}, {1, 1.1}}
+	slow := []fleetHost{{1, 1}, {1.3, 1.4}, {1.1, 0.8}, {1.25, 1.1}}
+	if x, y := fleetRow(sim.Models()[0], 11, 0, fast, 24, 0), fleetRow(sim.Models()[0], 11, 0, slow, 24, 0); x.Base[1]*1.3 != y.Base[1] || x.Base[0] != y.Base[0] {
+		t.Fatalf("round 2 runs on the runner 30%% slower: %v, %v", x.Base[:2], y.Base[:2])
+	}
+	for i, m := range sim.Models() {
+		for _, e := range []float64{0, 0.03} {
+			a, err := nullband.Judge(fleetRow(m, 11, i, fast, 24, e), nullband.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := nullband.Judge(fleetRow(m, 11, i, slow, 24, e), nullband.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			near := func(x, y float64) bool { return x == y || math.Abs(x-y) <= 1e-9*math.Abs(x) }
+			if a.Outcome != b.Outcome || !near(a.Ratio, b.Ratio) || !near(a.Lo, b.Lo) || !near(a.Hi, b.Hi) || !near(a.P, b.P) || a.Quarantined != b.Quarantined {
+				t.Errorf("%s, effect %v: one speed %v %.6f [%.6f, %.6f] p %.4g q %d; speeds up to 30%% apart %v %.6f [%.6f, %.6f] p %.4g q %d",
+					m.Name, e, a.Outcome, a.Ratio, a.Lo, a.Hi, a.P, a.Quarantined, b.Outcome, b.Ratio, b.Lo, b.Hi, b.P, b.Quarantined)
+			}
+		}
+	}
+}
