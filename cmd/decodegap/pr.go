@@ -88,6 +88,7 @@ type prFlags struct {
 	lock       bool
 	lockPath   string
 	screen     bool
+	shard      shardFlags // [shard hook] -shard, -run-id, -cpus (merge_shard.go)
 	// run is -run-timeout and -max-failed.
 	run runFlags
 }
@@ -136,6 +137,7 @@ func parsePRFlags(args []string, stderr io.Writer) (f prFlags, pkgs []string, st
 	fs.StringVar(&f.lockPath, "lock-path", hostmon.DefaultLockPath(), "host lock `file`")
 	fs.BoolVar(&f.screen, "screen", true, "screen the host for contention over each run (screen: line; contended rounds are quarantined)")
 	f.run.register(fs, "run")
+	f.shard.add(fs) // [shard hook]
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return f, nil, 0, false
@@ -171,6 +173,9 @@ func parsePRFlags(args []string, stderr io.Writer) (f prFlags, pkgs []string, st
 	if _, err := regexp.Compile(f.bench); err != nil {
 		return bad("-bench: %v", err)
 	}
+	if msg := f.shard.check(f); msg != "" { // [shard hook]
+		return bad("%s", msg)
+	}
 	pkgs = fs.Args()
 	if len(pkgs) == 0 {
 		pkgs = []string{"./..."}
@@ -201,6 +206,9 @@ func runPR(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := interruptible(0)
 	defer stop()
+	if code := f.shard.confine(stderr); code != 0 { // [shard hook] -cpus
+		return code
+	}
 
 	build, err := prreport.Prepare(ctx, prreport.BuildConfig{Base: f.base, Head: f.head, Patterns: pkgs, Log: stderr})
 	if err != nil {
@@ -276,10 +284,11 @@ func runPR(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	opt := nullband.Options{Confidence: 1 - f.alpha, Delta: float64(f.delta), MaxRounds: f.maxRounds, MinRounds: f.minRounds}
-	sched := &prreport.Scheduler{Jobs: jobs, Runner: runner, Options: opt, Units: units,
-		Budget: f.budget, MaxFailed: f.run.maxFailed, Out: file, Progress: stderr}
+	sched := &prreport.Scheduler{Jobs: jobs, Runner: runner, Options: f.shard.options(opt), Units: units,
+		Budget: f.budget, MaxFailed: f.run.maxFailed, Out: file, Progress: stderr} // [shard hook] options: a shard's share in full
 
 	w0 := startWeather()
+	sched.Runner = f.shard.wrap(runner, build, w0.host) // [shard hook]
 	runErr := sched.Run(ctx)
 	host := w0.end(sched.Runs, sched.Contended, f.screen && runner.Screener != nil)
 	status = 0
@@ -292,6 +301,9 @@ func runPR(args []string, stdout, stderr io.Writer) int {
 		}
 		fmt.Fprintf(stderr, "decodegap pr: interrupted after %d runs; judging what finished (in %s)\n", sched.Runs, f.out)
 		status = 130
+	}
+	if f.shard.shard.Sharded() { // [shard hook] a shard's rounds are judged by decodegap merge
+		return f.shard.finish(file, host, sched, f.budget, status, stdout, stderr, f.out)
 	}
 
 	rows, un, err := prreport.JudgeJobs(jobs, opt)

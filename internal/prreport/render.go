@@ -139,7 +139,11 @@ func notes(r Report, fail *FailOn) []string {
 			out = append(out, "Undecided rows never fail the check.")
 		}
 	}
-	out = append(out, hostLine(r))
+	if r.Fleet != nil { // [shard hook] a merged report names its runners (shardrender.go)
+		out = append(out, fleetLines(r)...)
+	} else {
+		out = append(out, hostLine(r))
+	}
 	for _, u := range r.Unjudged {
 		out = append(out, unjudgedLine(u))
 	}

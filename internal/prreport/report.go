@@ -97,6 +97,9 @@ type Report struct {
 	// Names are the settings the verdict details name (internal/verdicttext;
 	// Base and Null are set by the renderer).
 	Names verdicttext.Names
+	// Fleet, for a merged report (decodegap merge), is its runners; the
+	// host line then names each runner. Nil for one machine. [shard hook]
+	Fleet *Fleet
 }
 
 // Unjudgeable returns the benchmarks of un that were to be judged and could
