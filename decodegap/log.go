@@ -433,11 +433,14 @@ func (o *sloResult) line() string {
 func writeSearch(w io.Writer, bench string, o SLO, r slo.Result, pl probeLength) {
 	obj := o.objective()
 	fmt.Fprintf(w, "    --- decodegap.SearchRate: %s: response %s ≤ %s at %.0f%% confidence\n", bench, pctName(obj.Q), fmtNs(obj.Limit), 100*obj.Confidence)
-	switch r.Stopped {
-	case slo.ServiceMisses:
+	switch {
+	case r.Stopped == slo.ServiceMisses:
 		fmt.Fprintf(w, "    stopped at %s/s: the service time alone misses the objective (its %s's lower bound %s is over %s, %d steps), so no arrival rate can meet it: make the step faster or raise RunConfig.SLO.Limit\n",
 			fmtRate(r.StopRate), pctName(obj.Q), fmtNs(pl.service.Lower), fmtNs(obj.Limit), pl.service.N)
-	case slo.ProbeTooLong:
+	case r.Stopped == slo.ProbeTooLong && pl.n == 0:
+		fmt.Fprintf(w, "    stopped before %s/s: -benchtime=%v is over Rates.ProbeTime (%v): raise Rates.ProbeTime or lower -benchtime\n",
+			fmtRate(r.StopRate), pl.need, pl.limit)
+	case r.Stopped == slo.ProbeTooLong:
 		fmt.Fprintf(w, "    stopped before %s/s: its %d steps would take %v, over Rates.ProbeTime (%v): raise Rates.ProbeTime or lower -benchtime\n",
 			fmtRate(r.StopRate), pl.n, pl.need.Round(time.Millisecond), pl.limit)
 	}

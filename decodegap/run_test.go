@@ -84,7 +84,7 @@ func BenchmarkChild(b *testing.B) {
 		SearchRate(b, RunConfig{Window: 8}, Func(func() error { return nil }), Rates{Start: 2000, Max: 4000, MaxProbes: 2})
 	case "slo-search-svc":
 		SearchRate(b, RunConfig{Window: 8, SLO: SLO{Percentile: 50, Limit: 100 * time.Microsecond}}, Func(spinFor(time.Millisecond)), Rates{Start: 2000})
-	case "slo-search-long":
+	case "slo-search-none":
 		SearchRate(b, RunConfig{Window: 8, SLO: SLO{Percentile: 50, Limit: time.Second}}, Func(func() error { return nil }), Rates{Start: 100, ProbeTime: time.Second})
 	case "slo-search-fast":
 		SearchRate(b, RunConfig{Window: 8, SLO: SLO{Percentile: 50, Limit: time.Second}}, Func(func() error { return nil }), Rates{Start: 1e9, MaxProbes: 3})

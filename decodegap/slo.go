@@ -26,12 +26,12 @@ type Rates struct {
 	Tolerance float64
 	// MaxProbes bounds the probes; 0 means 30.
 	MaxProbes int
-	// ProbeTime caps each probe's length: a probe whose b.N steps (and the
-	// warm-up) would take longer than ProbeTime at its arrival rate is not
-	// run, and the search stops there, saying so. 0 means
-	// DefaultProbeTime. With a duration -benchtime=D, set it above D. A
-	// probe whose steps are slower than their arrivals lasts as long as
-	// its b.N steps take back to back, as any Run does.
+	// ProbeTime caps each probe's length: a probe whose -benchtime=Nx
+	// steps (and the warm-up) would take longer than ProbeTime at its
+	// arrival rate is not run, and the search stops there, saying so; a
+	// duration -benchtime=D over ProbeTime stops it at once. 0 means
+	// DefaultProbeTime. A probe whose steps are slower than their arrivals
+	// lasts as long as its steps take back to back, as any Run does.
 	ProbeTime time.Duration
 }
 
@@ -81,6 +81,10 @@ func SearchRate(b *testing.B, cfg RunConfig, open Opener, rates Rates) float64 {
 	case capT == 0:
 		capT = DefaultProbeTime
 	}
+	p, err := readPlan()
+	if err != nil {
+		b.Fatalf("%s: %v", fn, err)
+	}
 	search := slo.Search{Start: rates.Start, Max: rates.Max, Tolerance: rates.Tolerance, MaxProbes: rates.MaxProbes}
 	var tooLong probeLength
 	res, err := search.Run(func(rate float64) (tail.Judgement, error) {
@@ -92,14 +96,15 @@ func SearchRate(b *testing.B, cfg RunConfig, open Opener, rates Rates) float64 {
 		if err := c.validate(); err != nil {
 			return tail.Judgement{}, err
 		}
+		// Before the sub-benchmark: a skipped one would print a result
+		// line of 0 iterations.
+		if need := p.probeTime(c.Warmup, c.Gap.Mean); need > capT {
+			tooLong = probeLength{n: p.iters, need: need, limit: capT}
+			return tail.Judgement{}, &slo.Stop{Reason: slo.ProbeTooLong}
+		}
 		var j tail.Judgement
 		var stop *slo.Stop
 		ok := b.Run("rate="+fmtRate(rate)+"/s", func(b *testing.B) {
-			if need := time.Duration(float64(b.N+c.Warmup) * float64(c.Gap.Mean)); b.N >= 4 && need > capT {
-				tooLong = probeLength{n: b.N, need: need, limit: capT}
-				stop = &slo.Stop{Reason: slo.ProbeTooLong}
-				b.Skipf("%s: not probed: %d steps at %s/s take %v, over Rates.ProbeTime (%v)", fn, b.N+c.Warmup, fmtRate(rate), need.Round(time.Millisecond), capT)
-			}
 			s := c.settings()
 			s.fn, s.sloFrom = fn, from
 			// testing's first calls of a duration -benchtime are short:
@@ -136,7 +141,23 @@ func SearchRate(b *testing.B, cfg RunConfig, open Opener, rates Rates) float64 {
 		b.Fatalf("%s: %v", fn, err)
 	}
 	writeSearch(summaryOut, b.Name(), cfg.SLO, res, tooLong)
+	if len(res.Steps) == 0 {
+		// Without a sub-benchmark testing would time this function as a
+		// leaf and print a result line of its own: fail instead.
+		b.Fatalf("%s: no rate was probed: the first probe, %s/s, would take %v, over Rates.ProbeTime (%v): raise Rates.Start or Rates.ProbeTime, or lower -benchtime",
+			fn, fmtRate(res.StopRate), tooLong.need.Round(time.Millisecond), tooLong.limit)
+	}
 	return res.Rate
+}
+
+// probeTime is how long a probe of -benchtime's steps (and warm-up) lasts
+// at arrivals every interval: N of -benchtime=Nx steps, or about the
+// duration of -benchtime=D (testing sizes b.N to fill it).
+func (p plan) probeTime(warmup int, interval time.Duration) time.Duration {
+	if p.iters == 0 {
+		return p.duration
+	}
+	return time.Duration(float64(p.iters+warmup) * float64(interval))
 }
 
 // probeLength is why SearchRate stopped early: the probe that would have

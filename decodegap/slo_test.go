@@ -245,12 +245,13 @@ func TestSearchRateSLOFromTheEnvironment(t *testing.T) {
 func TestSearchRateEnds(t *testing.T) {
 	for mode, want := range map[string]string{
 		"slo-search-svc":  "stopped at 2000/s: the service time alone misses the objective (its p50's lower bound ",
-		"slo-search-long": "stopped before 100/s: its 300 steps would take 3s, over Rates.ProbeTime (1s): raise Rates.ProbeTime or lower -benchtime",
 		"slo-search-fast": "rate=1000000000/s",
 	} {
 		start := time.Now()
 		out, err := runChild(t, mode, "300x")
 		require.NoError(t, err, "%s: %s", mode, out)
+		assert.NotContains(t, out, "NaN", mode)
+		assert.NotRegexp(t, `(?m)^BenchmarkChild(-\d+)?\s`, out, "%s: no line for the search itself", mode)
 		assert.Contains(t, out, want, mode)
 		assert.Less(t, time.Since(start), 2*time.Minute, mode)
 		if mode == "slo-search-svc" {
@@ -258,4 +259,17 @@ func TestSearchRateEnds(t *testing.T) {
 			assert.NotContains(t, out, "lower Rates.Start")
 		}
 	}
+	// The cap after a few probes: the search's own words.
+	var w bytes.Buffer
+	writeSearch(&w, "BenchmarkX", SLO{Percentile: 99, Limit: time.Millisecond},
+		slo.Result{Ceiling: 250, Stopped: slo.ProbeTooLong, StopRate: 62.5, Steps: []slo.Step{{Rate: 250}, {Rate: 125}}},
+		probeLength{n: 2000, need: 32 * time.Second, limit: 20 * time.Second})
+	assert.Contains(t, w.String(), "    stopped before 62.5/s: its 2000 steps would take 32s, over Rates.ProbeTime (20s): raise Rates.ProbeTime or lower -benchtime\n")
+	assert.NotContains(t, w.String(), "lower Rates.Start")
+
+	// Not one rate probed: a failure, never a line timed by testing.
+	out, err := runChild(t, "slo-search-none", "300x")
+	require.Error(t, err, out)
+	assert.Contains(t, out, "decodegap.SearchRate: no rate was probed: the first probe, 100/s, would take 3s, over Rates.ProbeTime (1s)")
+	assert.NotRegexp(t, `(?m)^BenchmarkChild(-\d+)?\s+\d`, out)
 }
