@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gapbench/gapbench/hostmon"
+	"github.com/gapbench/gapbench/internal/hostwords"
 )
 
 func task(tid int, name string, cpu uint64) hostmon.Task {
@@ -84,7 +85,7 @@ func TestHostLineIsConditional(t *testing.T) {
 	rep.host.span.ForeignBusyPct.Value = 1e-9
 	rep.host.span.Load1.Value = 0.1
 	rep.host.verdict = rep.host.span.Screen(hostmon.Thresholds{})
-	require.False(t, rep.host.verdict.Contended, rep.host.verdict.String())
+	require.False(t, rep.host.verdict.Contended, hostwords.Verdict(rep.host.verdict))
 	assert.True(t, strings.HasPrefix(rep.hostLine(runSettings), "host: clean"), rep.hostLine(runSettings))
 	assert.Contains(t, rep.hostLine(runSettings), "foreign 0%,", "a near-zero prints as 0")
 	b = fakeB{}

@@ -14,6 +14,7 @@ import (
 	"github.com/gapbench/gapbench/decodegap/internal/tail"
 	"github.com/gapbench/gapbench/hostmon"
 	"github.com/gapbench/gapbench/internal/durfmt"
+	"github.com/gapbench/gapbench/internal/hostwords"
 	"github.com/gapbench/gapbench/internal/trace"
 )
 
@@ -45,7 +46,7 @@ func publish(b reporter, s *settings, res *result, log bool) {
 		b.Log(strings.Join(lines, "\n"))
 	}
 	if res.host.ok && res.host.verdict.Contended && s.screen.FailContended {
-		b.Fatalf("%s: the host was contended and %s.Screen.FailContended is set: %s", s.fn, s.typ, strings.Join(res.host.verdict.Reasons, "; "))
+		b.Fatalf("%s: the host was contended and %s.Screen.FailContended is set: %s", s.fn, s.typ, strings.Join(hostwords.Reasons(res.host.verdict), "; "))
 	}
 	if !res.reached && s.requireSteady {
 		b.Fatalf("%s: steady state NOT REACHED and %s.RequireSteady is set: %s", s.fn, s.typ, steadyReason(res, s.typ))
@@ -265,7 +266,7 @@ func (res *result) hostLine(s *settings) string {
 			figs = append(figs, f.name+" "+fmtFigure(f.fig))
 		}
 	}
-	l := fmt.Sprintf("host: %s over the counter span on CPUs %s", h.verdict, sp.CPUs.String())
+	l := fmt.Sprintf("host: %s over the counter span on CPUs %s", hostwords.Verdict(h.verdict), sp.CPUs.String())
 	if len(figs) > 0 {
 		l += ": " + strings.Join(figs, ", ")
 	}

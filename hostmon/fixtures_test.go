@@ -34,7 +34,7 @@ func TestFixtureHybridWithoutPSI(t *testing.T) {
 	assert.InDelta(t, 20, sp.ThrottledPct.Value, 1e-9)
 
 	v := sp.Screen(Thresholds{})
-	assert.Contains(t, v.Unscreened, "PSI cpu some: "+sp.PSISomePct.String())
+	assert.Contains(t, v.Unscreened, Unscreened{Check: PSISome, Figure: sp.PSISomePct})
 }
 
 // A CPU quota set on a parent cgroup throttles the parent: its cpu.stat

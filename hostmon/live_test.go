@@ -158,13 +158,15 @@ func TestLiveSpinnerIsCaught(t *testing.T) {
 		time.Sleep(500 * time.Millisecond)
 		sp := Between(a, s.Snapshot())
 		v := sp.Screen(Thresholds{})
-		t.Logf("with spinner: foreign %s, own %s, PSI some %s, load1 %s: %s", sp.ForeignBusyPct, sp.OwnPct, sp.PSISomePct, sp.Load1, v)
+		t.Logf("with spinner: foreign %s, own %s, PSI some %s, load1 %s: %+v", sp.ForeignBusyPct, sp.OwnPct, sp.PSISomePct, sp.Load1, v)
 		require.True(t, sp.ForeignBusyPct.Available(), sp.ForeignBusyPct.String())
 		assert.Greater(t, sp.ForeignBusyPct.Value, 80.0)
 		assert.True(t, v.Contended)
 		assert.True(t, v.ForeignLoad)
-		assert.Contains(t, v.String(), "foreign ")
-		assert.Contains(t, v.String(), "% on CPU 1 > 5%")
+		require.NotEmpty(t, v.Over)
+		assert.Equal(t, ForeignBusy, v.Over[0].Check)
+		assert.Equal(t, NewCPUSet(1), v.Over[0].CPUs)
+		assert.Equal(t, 5.0, v.Over[0].Limit)
 		require.NoError(t, spinner.Process.Kill())
 		spinner.Wait()
 	})
@@ -207,7 +209,7 @@ func noSpinner(t *testing.T, fs FS, topo *Topology, s *Sampler) {
 		if sp.ForeignBusyPct.Available() && sp.ForeignBusyPct.Value < bestForeign {
 			bestForeign, othersThen = sp.ForeignBusyPct.Value, othersPct
 		}
-		t.Logf("without spinner, sample %d: foreign %s on CPU 1 (one tick = %.0f%%), %s busy on %s: %s",
+		t.Logf("without spinner, sample %d: foreign %s on CPU 1 (one tick = %.0f%%), %s busy on %s: %+v",
 			i, sp.ForeignBusyPct, sp.ResolutionPct, othersBusy, others.Words(), v)
 		if !v.ForeignLoad {
 			return

@@ -1,6 +1,7 @@
 package hostmon
 
 import (
+	"fmt"
 	"os"
 	"testing"
 	"time"
@@ -73,17 +74,17 @@ func TestSpanEPYCBusySibling(t *testing.T) {
 	v := sp.Screen(Thresholds{})
 	assert.True(t, v.Contended)
 	assert.True(t, v.ForeignLoad)
-	assert.Equal(t, []string{"sibling 68% on CPU 17 > 20%"}, v.Reasons)
+	assert.Equal(t, []string{"sibling-busy 68 > 20 on 17"}, overs(v))
 	assert.Empty(t, v.Unscreened)
-	assert.Equal(t, "contended: sibling 68% on CPU 17 > 20%", v.String())
 
 	// Raising the sibling threshold above 68% (and only that) makes it clean.
 	v = sp.Screen(Thresholds{SiblingBusyPct: 70})
-	assert.Equal(t, "clean", v.String())
+	assert.False(t, v.Contended)
+	assert.Empty(t, v.Over)
 	// Turning the check off does too.
 	assert.False(t, sp.Screen(Thresholds{SiblingBusyPct: -1}).Contended)
 	// A tight foreign threshold catches the 1.25%.
-	assert.Equal(t, []string{"foreign 1.3% on CPUs 0-3 > 1%", "sibling 68% on CPU 17 > 20%"}, sp.Screen(Thresholds{ForeignBusyPct: 1}).Reasons)
+	assert.Equal(t, []string{"foreign-busy 1.25 > 1 on 0-3", "sibling-busy 68 > 20 on 17"}, overs(sp.Screen(Thresholds{ForeignBusyPct: 1})))
 }
 
 func TestSpanEPYCCotenantOnBudget(t *testing.T) {
@@ -102,13 +103,13 @@ func TestSpanEPYCCotenantOnBudget(t *testing.T) {
 	assert.InDelta(t, 25, sp.PSISomePct.Value, 1e-9)
 	v := sp.Screen(Thresholds{})
 	assert.Equal(t, []string{
-		"foreign 22% on CPUs 0,2,4,6 > 5%",
-		"run-queue wait 8% of CPU time on CPUs 0,2,4,6 (320ms) > 5%",
-		"PSI cpu some 25% > 20%",
-	}, v.Reasons)
+		"foreign-busy 21.75 > 5 on 0,2,4,6",
+		"run-queue-wait 8 > 5 on 0,2,4,6 (320ms)",
+		"psi-some 25 > 20",
+	}, overs(v))
 	assert.True(t, v.ForeignLoad)
 	// Steal 0.25% is under its 2% default, and over a 0.2% threshold.
-	assert.Contains(t, sp.Screen(Thresholds{StealPct: 0.2}).Reasons, "steal 0.3% on CPUs 0,2,4,6 > 0.2%")
+	assert.Contains(t, overs(sp.Screen(Thresholds{StealPct: 0.2})), "steal 0.25 > 0.2 on 0,2,4,6")
 }
 
 func TestSpanSocket2HandPickedSiblings(t *testing.T) {
@@ -126,12 +127,12 @@ func TestSpanSocket2HandPickedSiblings(t *testing.T) {
 	assert.InDelta(t, 0, sp.PSISomePct.Value, 1e-9)
 	v := sp.Screen(Thresholds{})
 	assert.Equal(t, []string{
-		"sibling 90% on CPU 10, 90% on CPU 16, 90% on CPU 30 > 20%",
-		"load1 40.00 > 32.00 (1 per CPU × 32 online CPUs)",
-		"cgroup CPU quota throttled 3% of the span (5 periods) > 1%",
-	}, v.Reasons)
+		"sibling-busy 90 > 20 on 10", "sibling-busy 90 > 20 on 16", "sibling-busy 90 > 20 on 30",
+		"load1 40 > 32 (1 per CPU × 32)",
+		"throttled 3 > 1 (5)",
+	}, overs(v))
 	// Running processes are screened only when asked.
-	assert.Contains(t, sp.Screen(Thresholds{ProcsRunningPerCPU: 1}).Reasons, "41 runnable tasks > 32.0 (1 per CPU × 32 online CPUs)")
+	assert.Contains(t, overs(sp.Screen(Thresholds{ProcsRunningPerCPU: 1})), "procs-running 41 > 32 (1 per CPU × 32)")
 
 	// Measuring only the siblings' set as the budget: their load is
 	// foreign (our process did not run there... but the subtraction
@@ -157,9 +158,10 @@ func TestSpanVM2RealFiles(t *testing.T) {
 	assert.True(t, sp.ProcessRunQueueWaitNs.Available())
 
 	v := sp.Screen(Thresholds{})
-	assert.Equal(t, []string{"foreign 16% on CPUs 0,1 > 5%"}, v.Reasons)
-	assert.Equal(t, []string{"run-queue wait: unavailable (no testdata/vm2/proc/schedstat: kernel built without CONFIG_SCHEDSTATS)"}, v.Unscreened)
-	assert.Equal(t, "contended: foreign 16% on CPUs 0,1 > 5% (not screened: run-queue wait: unavailable (no testdata/vm2/proc/schedstat: kernel built without CONFIG_SCHEDSTATS))", v.String())
+	assert.Equal(t, []string{"foreign-busy 16.04 > 5 on 0,1"}, overs(v))
+	require.Len(t, v.Unscreened, 1)
+	assert.Equal(t, RunQueueWait, v.Unscreened[0].Check)
+	assert.Equal(t, "unavailable (no testdata/vm2/proc/schedstat: kernel built without CONFIG_SCHEDSTATS)", v.Unscreened[0].Figure.String())
 }
 
 func TestSpanUnavailable(t *testing.T) {
@@ -241,4 +243,24 @@ func BenchmarkSnapshot(b *testing.B) {
 	for b.Loop() {
 		s.Snapshot()
 	}
+}
+
+// overs lists the verdict's figures over their thresholds as
+// "check value > limit on CPUs (extra)", numbers to four digits.
+func overs(v Verdict) []string {
+	var out []string
+	for _, o := range v.Over {
+		s := fmt.Sprintf("%s %.4g > %.4g", o.Check, o.Value, o.Limit)
+		if len(o.CPUs) > 0 {
+			s += " on " + o.CPUs.String()
+		}
+		if o.OnlineCPUs > 0 {
+			s += fmt.Sprintf(" (%g per CPU × %d)", o.PerCPU, o.OnlineCPUs)
+		}
+		if o.Extra != (Figure{}) {
+			s += " (" + o.Extra.String() + ")"
+		}
+		out = append(out, s)
+	}
+	return out
 }

@@ -2,8 +2,6 @@ package hostmon
 
 import (
 	"fmt"
-	"strconv"
-	"strings"
 )
 
 // Thresholds are the limits above which Screen calls a span contended. A
@@ -87,43 +85,95 @@ func (t Thresholds) withDefaults() Thresholds {
 	}
 }
 
-// Verdict is the result of screening a span.
+// Check names one of Screen's checks.
+type Check int
+
+// The checks, in the order Screen runs them.
+const (
+	// ForeignBusy is others' busy time on the measured CPUs (%).
+	ForeignBusy Check = iota
+	// SiblingBusy is one SMT sibling's busy time (%).
+	SiblingBusy
+	// Steal is hypervisor steal on the measured CPUs (%).
+	Steal
+	// RunQueueWait is run-queue wait on the measured CPUs (% of their CPU
+	// time).
+	RunQueueWait
+	// PSISome is PSI cpu "some", host-wide (% of the span).
+	PSISome
+	// Load1 is the 1-minute load average.
+	Load1
+	// ProcsRunning is the runnable tasks.
+	ProcsRunning
+	// Throttled is cgroup CPU-quota throttling (% of the span).
+	Throttled
+)
+
+// String returns the check's identifier: "foreign-busy", "sibling-busy",
+// "steal", "run-queue-wait", "psi-some", "load1", "procs-running",
+// "throttled".
+func (c Check) String() string {
+	switch c {
+	case ForeignBusy:
+		return "foreign-busy"
+	case SiblingBusy:
+		return "sibling-busy"
+	case Steal:
+		return "steal"
+	case RunQueueWait:
+		return "run-queue-wait"
+	case PSISome:
+		return "psi-some"
+	case Load1:
+		return "load1"
+	case ProcsRunning:
+		return "procs-running"
+	case Throttled:
+		return "throttled"
+	}
+	return fmt.Sprintf("Check(%d)", int(c))
+}
+
+// Over is one figure Screen found above its threshold.
+type Over struct {
+	Check Check
+	// Value is the figure and Limit the threshold it passed, in the
+	// figure's unit (for Load1 and ProcsRunning, PerCPU × OnlineCPUs).
+	Value, Limit float64
+	// CPUs are the CPUs the figure covers: the measured set (ForeignBusy,
+	// Steal, RunQueueWait), the one sibling (SiblingBusy); nil for a
+	// host-wide figure.
+	CPUs CPUSet
+	// PerCPU and OnlineCPUs are Load1's and ProcsRunning's threshold per
+	// online CPU and the online CPUs it was scaled by; 0 otherwise.
+	PerCPU     float64
+	OnlineCPUs int
+	// Extra is the figure's companion: RunQueueWait's wait time, or
+	// Throttled's throttled periods; the zero Figure otherwise.
+	Extra Figure
+}
+
+// Unscreened is a check that could not run: its figure, unavailable.
+type Unscreened struct {
+	Check  Check
+	Figure Figure
+}
+
+// Verdict is the result of screening a span: numbers and checks (the
+// words are written by the renderers, internal/hostwords).
 type Verdict struct {
 	// Contended is true when any screened figure is above its threshold.
 	Contended bool
-	// Reasons says, for each figure above its threshold, what it read, on
-	// which CPUs, and the threshold: "foreign 22% on CPUs 0,2 > 5%". Empty
-	// when clean.
-	Reasons []string
+	// Over lists, in Screen's order, each figure above its threshold;
+	// SiblingBusy once per sibling over it. Empty when clean.
+	Over []Over
 	// Unscreened lists the checks that could not run because their figure
-	// is unavailable: "steal: unavailable (no /proc/stat)".
-	Unscreened []string
+	// is unavailable.
+	Unscreened []Unscreened
 	// ForeignLoad is true when a figure that measures other tasks' load on
 	// the measured CPUs or their siblings (foreign busy, sibling busy,
 	// steal) is above its threshold, as opposed to host-wide pressure.
 	ForeignLoad bool
-}
-
-// String returns "clean" or "contended: " and the reasons joined by "; ",
-// followed by the unscreened checks in parentheses when there are any.
-func (v Verdict) String() string {
-	s := "clean"
-	if v.Contended {
-		s = "contended: " + strings.Join(v.Reasons, "; ")
-	}
-	if len(v.Unscreened) > 0 {
-		s += " (not screened: " + strings.Join(v.Unscreened, "; ") + ")"
-	}
-	return s
-}
-
-// pct formats a percentage for a reason: no decimals for whole numbers and
-// from 10% up, one below.
-func pct(v float64) string {
-	if v >= 9.95 || v == float64(int64(v)) {
-		return strconv.FormatFloat(v, 'f', 0, 64) + "%"
-	}
-	return strconv.FormatFloat(v, 'f', 1, 64) + "%"
 }
 
 // Screen compares the span's figures with th (zero fields: defaults) and
@@ -132,60 +182,43 @@ func pct(v float64) string {
 func (sp Span) Screen(th Thresholds) Verdict {
 	th = th.withDefaults()
 	var v Verdict
-	check := func(name string, f Figure, limit float64, reason func() string, foreign bool) {
+	check := func(c Check, f Figure, limit float64, over Over, foreign bool) {
 		if limit < 0 {
 			return
 		}
 		if !f.Available() {
-			v.Unscreened = append(v.Unscreened, name+": "+f.String())
+			v.Unscreened = append(v.Unscreened, Unscreened{Check: c, Figure: f})
 			return
 		}
 		if f.Value > limit {
 			v.Contended = true
 			v.ForeignLoad = v.ForeignLoad || foreign
-			v.Reasons = append(v.Reasons, reason())
+			over.Check, over.Value, over.Limit = c, f.Value, limit
+			v.Over = append(v.Over, over)
 		}
 	}
-	on := sp.CPUs.Words()
-	check("foreign busy", sp.ForeignBusyPct, th.ForeignBusyPct, func() string {
-		return fmt.Sprintf("foreign %s on %s > %s", pct(sp.ForeignBusyPct.Value), on, pct(th.ForeignBusyPct))
-	}, true)
+	on := Over{CPUs: sp.CPUs}
+	check(ForeignBusy, sp.ForeignBusyPct, th.ForeignBusyPct, on, true)
 	if th.SiblingBusyPct >= 0 && len(sp.Siblings) > 0 {
 		if !sp.SiblingBusyPct.Available() {
-			v.Unscreened = append(v.Unscreened, "sibling busy: "+sp.SiblingBusyPct.String())
+			v.Unscreened = append(v.Unscreened, Unscreened{Check: SiblingBusy, Figure: sp.SiblingBusyPct})
 		} else {
-			var over []string
 			for _, c := range sp.SiblingBusy {
 				if c.BusyPct > th.SiblingBusyPct {
-					over = append(over, fmt.Sprintf("%s on CPU %d", pct(c.BusyPct), c.CPU))
+					v.Contended, v.ForeignLoad = true, true
+					v.Over = append(v.Over, Over{Check: SiblingBusy, Value: c.BusyPct, Limit: th.SiblingBusyPct, CPUs: NewCPUSet(c.CPU)})
 				}
-			}
-			if len(over) > 0 {
-				v.Contended, v.ForeignLoad = true, true
-				v.Reasons = append(v.Reasons, fmt.Sprintf("sibling %s > %s", strings.Join(over, ", "), pct(th.SiblingBusyPct)))
 			}
 		}
 	}
-	check("steal", sp.StealPct, th.StealPct, func() string {
-		return fmt.Sprintf("steal %s on %s > %s", pct(sp.StealPct.Value), on, pct(th.StealPct))
-	}, true)
-	check("run-queue wait", sp.RunQueueWaitPct, th.RunQueueWaitPct, func() string {
-		return fmt.Sprintf("run-queue wait %s of CPU time on %s (%s) > %s", pct(sp.RunQueueWaitPct.Value), on, sp.RunQueueWaitNs, pct(th.RunQueueWaitPct))
-	}, false)
-	check("PSI cpu some", sp.PSISomePct, th.PSISomePct, func() string {
-		return fmt.Sprintf("PSI cpu some %s > %s", pct(sp.PSISomePct.Value), pct(th.PSISomePct))
-	}, false)
+	check(Steal, sp.StealPct, th.StealPct, on, true)
+	check(RunQueueWait, sp.RunQueueWaitPct, th.RunQueueWaitPct, Over{CPUs: sp.CPUs, Extra: sp.RunQueueWaitNs}, false)
+	check(PSISome, sp.PSISomePct, th.PSISomePct, Over{}, false)
 	if sp.OnlineCPUs > 0 {
 		n := float64(sp.OnlineCPUs)
-		check("load1", sp.Load1, th.Load1PerCPU*n, func() string {
-			return fmt.Sprintf("load1 %.2f > %.2f (%g per CPU × %d online CPUs)", sp.Load1.Value, th.Load1PerCPU*n, th.Load1PerCPU, sp.OnlineCPUs)
-		}, false)
-		check("running processes", sp.ProcsRunning, th.ProcsRunningPerCPU*n, func() string {
-			return fmt.Sprintf("%.0f runnable tasks > %.1f (%g per CPU × %d online CPUs)", sp.ProcsRunning.Value, th.ProcsRunningPerCPU*n, th.ProcsRunningPerCPU, sp.OnlineCPUs)
-		}, false)
+		check(Load1, sp.Load1, th.Load1PerCPU*n, Over{PerCPU: th.Load1PerCPU, OnlineCPUs: sp.OnlineCPUs}, false)
+		check(ProcsRunning, sp.ProcsRunning, th.ProcsRunningPerCPU*n, Over{PerCPU: th.ProcsRunningPerCPU, OnlineCPUs: sp.OnlineCPUs}, false)
 	}
-	check("cgroup throttling", sp.ThrottledPct, th.ThrottledPct, func() string {
-		return fmt.Sprintf("cgroup CPU quota throttled %s of the span (%.0f periods) > %s", pct(sp.ThrottledPct.Value), sp.ThrottledPeriods.Value, pct(th.ThrottledPct))
-	}, false)
+	check(Throttled, sp.ThrottledPct, th.ThrottledPct, Over{Extra: sp.ThrottledPeriods}, false)
 	return v
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gapbench/gapbench/hostmon"
+	"github.com/gapbench/gapbench/internal/hostwords"
 )
 
 func init() {
@@ -171,5 +172,5 @@ func printSpan(w io.Writer, sp hostmon.Span, dur time.Duration) {
 		fmt.Fprintf(w, "(percentages from /proc/stat count whole clock ticks: it counted %.0f ticks (%.2f CPU-seconds) on %s in these %s, so one tick = %.1f%%; sample longer with -for for finer figures)\n",
 			ticks, ticks/userHZ, on, over, sp.ResolutionPct)
 	}
-	fmt.Fprintf(w, "verdict: %s\n", sp.Screen(hostmon.Thresholds{}))
+	fmt.Fprintf(w, "verdict: %s\n", hostwords.Verdict(sp.Screen(hostmon.Thresholds{})))
 }

@@ -19,6 +19,7 @@ import (
 	"golang.org/x/perf/benchfmt"
 
 	"github.com/gapbench/gapbench/hostmon"
+	"github.com/gapbench/gapbench/internal/hostwords"
 	"github.com/gapbench/gapbench/internal/interleave"
 	"github.com/gapbench/gapbench/internal/traceplot"
 	"github.com/gapbench/gapbench/nullband"
@@ -750,7 +751,7 @@ func withoutChild(sp hostmon.Span, childCPU time.Duration) hostmon.Span {
 // screenResult turns hostmon's verdict into the one-word screen: value and
 // its detail line.
 func screenResult(sp hostmon.Span, v hostmon.Verdict) interleave.ScreenResult {
-	detail := fmt.Sprintf("%s (CPUs %s over %.2fs)", v, sp.CPUs, sp.Seconds)
+	detail := fmt.Sprintf("%s (CPUs %s over %.2fs)", hostwords.Verdict(v), sp.CPUs, sp.Seconds)
 	switch {
 	case v.Contended:
 		return interleave.ScreenResult{Verdict: "contended", Detail: detail}

@@ -274,10 +274,10 @@ func TestWithoutChild(t *testing.T) {
 
 	clean := screenResult(got, hostmon.Verdict{})
 	assert.Equal(t, interleave.ScreenResult{Verdict: "clean"}, clean)
-	bad := screenResult(got, hostmon.Verdict{Contended: true, Reasons: []string{"foreign 22% on CPUs 0,1 > 5%"}})
+	bad := screenResult(got, hostmon.Verdict{Contended: true, Over: []hostmon.Over{{Check: hostmon.ForeignBusy, Value: 22, Limit: 5, CPUs: hostmon.NewCPUSet(0, 1)}}})
 	assert.Equal(t, "contended", bad.Verdict)
 	assert.Equal(t, "contended: foreign 22% on CPUs 0,1 > 5% (CPUs 0,1 over 2.00s)", bad.Detail)
-	part := screenResult(got, hostmon.Verdict{Unscreened: []string{"steal: unavailable (no /proc/stat)"}})
+	part := screenResult(got, hostmon.Verdict{Unscreened: []hostmon.Unscreened{{Check: hostmon.Steal, Figure: hostmon.Figure{Unit: "%", Reason: "no /proc/stat"}}}})
 	assert.Equal(t, "clean", part.Verdict)
 	assert.Equal(t, "clean (not screened: steal: unavailable (no /proc/stat)) (CPUs 0,1 over 2.00s)", part.Detail)
 }
