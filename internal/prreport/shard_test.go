@@ -51,6 +51,15 @@ func TestShardSetAndRounds(t *testing.T) {
 			}
 		}
 	}
+	base, head := Tree{Ref: "main", Commit: strings.Repeat("a", 40)}, Tree{Dirty: true}
+	if a, b := DefaultRunID(base, head, 4), DefaultRunID(base, head, 4); a != b || a == DefaultRunID(base, head, 3) || a == DefaultRunID(base, Tree{}, 4) || len(a) != 12 {
+		t.Errorf("default run IDs: %q %q; want one per revisions and n", a, b)
+	}
+	for _, tr := range []Tree{base, head, {}} {
+		if sd := sideOf(DescribeTree(tr)); sd != (Side{Ref: tr.Ref, Commit: tr.Commit, Dirty: tr.Dirty}) {
+			t.Errorf("%+v: described %q, read back %+v", tr, DescribeTree(tr), sd)
+		}
+	}
 	opt := Shard{2, 4}.Options(nullband.Options{MaxRounds: 30})
 	if opt.MaxRounds != 8 || opt.MinRounds != 8 {
 		t.Errorf("shard 2/4 of 30 rounds: Options %d…%d, want 8…8", opt.MinRounds, opt.MaxRounds)
