@@ -41,30 +41,31 @@ if [ ! -d "$repo/.git" ]; then
 	gen "$repo/fix/fix_test.go" 0
 	(cd "$repo" && git add . && git commit -q -m base)
 	gen "$repo/fix/fix_test.go" 1
-	(cd "$repo" && git commit -q -am head)
+	(cd "$repo" && git commit -q --allow-empty -am head)
 fi
 common=(-base HEAD~1 -head HEAD -max-rounds "$ROUNDS" -benchtime "$BENCHTIME" -budget 0 -lock=false -screen=false)
 cd "$repo"
 now() { date +%s.%N; }
+elapsed() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.1f", b - a}'; }
 load() { cut -d' ' -f1-3 /proc/loadavg; }
 
 echo "load before unsharded: $(load)"
 t0=$(now)
 "$dg" pr "${common[@]}" -o "$work/full.txt" ./... >"$work/full.report" 2>"$work/full.log" || true
 t1=$(now)
-echo "unsharded: $(echo "$t1 - $t0" | bc) s wall; $(grep -o '[0-9.hms]* of rounds' "$work/full.report")"
+echo "unsharded: $(elapsed "$t0" "$t1") s wall; $(grep -o '[0-9.hms]* of rounds' "$work/full.report")"
 echo "load after unsharded: $(load)"
 if [ "${CPU0_REF:-1}" = 1 ]; then # the same, confined to CPU 0 as each shard is
 	t0=$(now)
 	"$dg" pr "${common[@]}" -cpus 0 -o "$work/full-cpu0.txt" ./... >"$work/full-cpu0.report" 2>"$work/full-cpu0.log" || true
-	echo "unsharded on CPU 0: $(echo "$(now) - $t0" | bc) s wall; $(grep -o '[0-9.hms]* of rounds' "$work/full-cpu0.report")"
+	echo "unsharded on CPU 0: $(elapsed "$t0" "$(now)") s wall; $(grep -o '[0-9.hms]* of rounds' "$work/full-cpu0.report")"
 	echo "load after unsharded on CPU 0: $(load)"
 fi
 
 shard() { # shard I CPU
 	local s=$(now)
 	"$dg" pr "${common[@]}" -shard "$1/4" -run-id fleet -cpus "$2" -o "$work/shard$1.txt" ./... >"$work/shard$1.report" 2>"$work/shard$1.log" || true
-	echo "shard $1/4 on CPU $2: $(echo "$(now) - $s" | bc) s wall; $(grep -o 'in [0-9.hms]*;' "$work/shard$1.report")"
+	echo "shard $1/4 on CPU $2: $(elapsed "$s" "$(now)") s wall; $(grep -o 'in [0-9.hms]*;' "$work/shard$1.report")"
 }
 rm -f "$work"/shard?.txt
 for pair in "1 2" "3 4"; do

@@ -51,6 +51,15 @@ func TestShardSetAndRounds(t *testing.T) {
 			}
 		}
 	}
+	base, head := Tree{Ref: "main", Commit: strings.Repeat("a", 40)}, Tree{Dirty: true}
+	if a, b := DefaultRunID(base, head, 4), DefaultRunID(base, head, 4); a != b || a == DefaultRunID(base, head, 3) || a == DefaultRunID(base, Tree{}, 4) || len(a) != 12 {
+		t.Errorf("default run IDs: %q %q; want one per revisions and n", a, b)
+	}
+	for _, tr := range []Tree{base, head, {}} {
+		if sd := sideOf(DescribeTree(tr)); sd != (Side{Ref: tr.Ref, Commit: tr.Commit, Dirty: tr.Dirty}) {
+			t.Errorf("%+v: described %q, read back %+v", tr, DescribeTree(tr), sd)
+		}
+	}
 	opt := Shard{2, 4}.Options(nullband.Options{MaxRounds: 30})
 	if opt.MaxRounds != 8 || opt.MinRounds != 8 {
 		t.Errorf("shard 2/4 of 30 rounds: Options %d…%d, want 8…8", opt.MinRounds, opt.MaxRounds)
@@ -226,6 +235,20 @@ func TestMergeFleet(t *testing.T) {
 		t.Errorf("no runner is flagged and none is missing:\n%s", out)
 	}
 
+	// Shard 2 cut short (no trailer): its rounds count, and the report says so.
+	data := runFleet(t, hosts, 32, effects, -1, 1)
+	cut, _, _ := bytes.Cut(data[1], []byte(trailerPrefix))
+	data[1] = cut
+	rep, err = MergeReport(readShards(t, data), nil, nullband.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	text.Reset()
+	WriteText(&text, rep, nil)
+	if want := "Runner 2/4: host ci-2 (Test CPU, 4 CPUs online (4 cores)): 8 rounds of 6 benchmarks; its file has no end line (the shard was cut short or is still running): its rounds so far are judged."; !strings.Contains(text.String(), want) {
+		t.Errorf("the report lacks %q:\n%s", want, text.String())
+	}
+
 	// Without shard 4: named, and the rest judged.
 	rep, err = MergeReport(files[:3], nil, nullband.Options{})
 	if err != nil {
@@ -233,7 +256,7 @@ func TestMergeFleet(t *testing.T) {
 	}
 	text.Reset()
 	WriteText(&text, rep, nil)
-	if !strings.Contains(text.String(), "**Missing shards: 4/4**"[2:len("**Missing shards: 4/4**")-2]) || rep.MaxRounds != 24 {
+	if !strings.Contains(text.String(), "Missing shards: 4/4: no file was given for them; the rows are judged on the other shards' rounds (up to 24).") || rep.MaxRounds != 24 {
 		t.Errorf("shard 4 missing: max rounds %d\n%s", rep.MaxRounds, text.String())
 	}
 }
