@@ -506,11 +506,7 @@ func (f *ortFlags) childSpec(model string, cfg ort.ModelConfig, a ortArm) ortChi
 		Benchtime: f.benchtime, SLO: f.slo, Open: f.open, Search: f.search, MaxRate: f.maxRate,
 		StrictFills: f.strict, Prefill: f.decode.prefill, Decode: f.decode.tokens, TokenInput: f.decode.tokenInput}
 	c.Buckets, _ = parseBuckets(f.decode.buckets)
-	var arms []string
-	for _, a := range f.arms {
-		arms = append(arms, strings.ReplaceAll(a, " ", ""))
-	}
-	c.ArmsSpec = strings.Join(arms, " ")
+	c.ArmsSpec = armsSpec(f.arms)
 	if len(cfg.Inputs) > 0 {
 		c.Inputs = map[string]string{}
 		for k, v := range cfg.Inputs {

@@ -321,3 +321,18 @@ func windowWarning(cfg ort.ModelConfig) string {
 	}
 	return ""
 }
+
+// armsSpec is the ort-arms: line: every arm as NAME=OPTIONS with the
+// options in full (ort.Options.String: threads, spinning, mode, ...),
+// space-separated, the same in every block.
+func armsSpec(specs []string) string {
+	arms, err := parseORTArms(specs)
+	if err != nil {
+		return "unavailable"
+	}
+	s := make([]string, len(arms))
+	for i, a := range arms {
+		s[i] = a.name + "=" + a.opts.String()
+	}
+	return strings.Join(s, " ")
+}
