@@ -249,8 +249,8 @@ func runORT(args []string, stdout, stderr io.Writer) int {
 	if err := f.decode.check(set); err != nil {
 		return usageErr("%v", err)
 	}
-	if f.decode.on() && (f.open || f.search || f.slo != "" || f.sessions > 1) {
-		return usageErr("-decode runs a closed loop of one session: drop -open, -search, -slo and -sessions")
+	if f.decode.on() && (f.open || f.search || f.slo != "" || f.sessions > 1 || f.cores > 0 || f.cpus != "") {
+		return usageErr("-decode runs a closed loop of one session, unconfined: drop -open, -search, -slo, -sessions, -cores and -cpus (run under taskset -c LIST to confine it)")
 	}
 	if f.decode.on() && !set["unit"] {
 		f.units = "sec/op,p50-sec/op" // per line; a depth bucket has no CPU figure of its own

@@ -91,7 +91,6 @@ func runORTChild(js string, args []string, stdout, stderr io.Writer) int {
 		rc := decodegap.RunConfig{Gap: c.gap, Warmup: c.Warmup, Seed: c.Seed, Sessions: c.Sessions,
 			Budget: decodegap.Budget{Cores: c.Cores, CPUs: c.CPUs}, SLO: slo}
 		if c.Decode > 0 {
-			rc.Budget = decodegap.Budget{}
 			decodegap.RunDecode(b, rc, decodegap.Decode{Open: openDecoder(c.decoderConfig(cfg)), Tokens: c.Decode, Buckets: c.Buckets})
 			return
 		}

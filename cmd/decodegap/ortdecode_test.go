@@ -112,7 +112,7 @@ func TestORTDecodeFlagErrors(t *testing.T) {
 		{[]string{"-prefill", "8", "-arm", "intra=1", "m.onnx"}, "decodegap ort: -prefill, -buckets and -token-input belong to the decode mode: give -decode M (tokens a generation)\n"},
 		{[]string{"-decode", "8", "-arm", "intra=1", "m.onnx"}, "decodegap ort: -decode needs -prefill N ≥ 1, the prompt's tokens (llama-bench's -p, or -d for the depth to decode at)\n"},
 		{[]string{"-decode", "8", "-prefill", "4", "-buckets", "8,4", "-arm", "intra=1", "m.onnx"}, `decodegap ort: -buckets "8,4": write ascending context depths, the buckets' lower bounds, e.g. 32,512,1024,1536` + "\n"},
-		{[]string{"-decode", "8", "-prefill", "4", "-open", "-gap", "1ms", "-arm", "intra=1", "m.onnx"}, "decodegap ort: -decode runs a closed loop of one session: drop -open, -search, -slo and -sessions\n"},
+		{[]string{"-decode", "8", "-prefill", "4", "-open", "-gap", "1ms", "-arm", "intra=1", "m.onnx"}, "decodegap ort: -decode runs a closed loop of one session, unconfined: drop -open, -search, -slo, -sessions, -cores and -cpus (run under taskset -c LIST to confine it)\n"},
 	} {
 		var out, errb bytes.Buffer
 		assert.Equal(t, 2, runORT(c.args, &out, &errb), "%v", c.args)
