@@ -334,8 +334,11 @@ func runORT(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "decodegap ort: -decode: %v\n", err)
 			return 1
 		}
-		if f.parity > 0 && len(arms) > 1 {
-			fmt.Fprintf(stderr, "decodegap ort: parity: not checked in the decode mode (-parity checks the windowed step)\n")
+		if f.parity > 0 {
+			if err := decodeParity(cfg, f.decode, arms, f.parity, tol, stderr); err != nil {
+				fmt.Fprintf(stderr, "decodegap ort: %v\n", err)
+				return 1
+			}
 		}
 	}
 	if !f.decode.on() {

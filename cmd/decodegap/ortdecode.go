@@ -336,3 +336,50 @@ func armsSpec(specs []string) string {
 	}
 	return strings.Join(s, " ")
 }
+
+// decodeParity checks every arm's decode against the first arm's over the
+// prefill and steps tokens (ort.DecoderParity), one arm open at a time
+// beside the base, as armParity does for the windowed step.
+func decodeParity(cfg ort.ModelConfig, d decodeFlags, arms []ortArm, steps int, tol ort.Tolerances, stderr io.Writer) error {
+	tokens := min(steps, d.tokens)
+	open := func(o ort.Options) (*ort.Decoder, error) {
+		c := cfg
+		c.Options = o
+		return ort.OpenDecoder(ort.DecoderConfig{Model: c, Prefill: d.prefill, MaxContext: d.prefill + tokens, TokenInput: d.tokenInput})
+	}
+	base, err := open(arms[0].opts)
+	if err != nil {
+		return err
+	}
+	defer base.Close()
+	for _, a := range arms[1:] {
+		cand, err := open(a.opts)
+		if err != nil {
+			return fmt.Errorf("arm %s: %w", a.name, err)
+		}
+		rep, err := ort.DecoderParity(base, cand, tokens, tol)
+		cand.Close()
+		if err == nil {
+			err = rep.Err()
+		}
+		if err != nil {
+			return fmt.Errorf("arm %s against %s: %w (loosen with -tol or -tol-output, or skip with -parity 0)", a.name, arms[0].name, err)
+		}
+		fmt.Fprintf(stderr, "decodegap ort: parity: arm %s agrees with %s over the prefill and %d tokens%s\n", a.name, arms[0].name, tokens, worstWords(rep))
+	}
+	return nil
+}
+
+// worstWords names the outputs that differed at all, with their excess.
+func worstWords(rep ort.ParityReport) string {
+	s := ""
+	for _, w := range rep.Worst {
+		if w.Excess > 0 {
+			s += fmt.Sprintf(", %s%s off by %.3g× its tolerance", w.Output, indexOf(w.At), w.Excess)
+		}
+	}
+	if s == "" {
+		return ", every output identical"
+	}
+	return s
+}

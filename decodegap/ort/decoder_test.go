@@ -188,3 +188,29 @@ func TestDecoderPrefillsTokenByToken(t *testing.T) {
 	_, err = OpenDecoder(DecoderConfig{Model: ModelConfig{Path: p}, Prefill: 3, MaxContext: 6, TokenInput: "x"})
 	assert.ErrorContains(t, err, "state hn→h does not grow along one axis, so it cannot hold a growing context")
 }
+
+// TestDecoderParity: two thread settings agree; a candidate fed other
+// tokens does not, and the report names the output.
+func TestDecoderParity(t *testing.T) {
+	RequireLibrary(t)
+	open := func(opts Options, tok float64) *Decoder {
+		d, err := OpenDecoder(DecoderConfig{Model: ModelConfig{Path: repoModel("decoder_kv.onnx"), Options: opts,
+			Dims: map[string]int64{"batch": 1}, Inputs: map[string]Fill{"input_ids": {Kind: Const, Value: tok}}}, Prefill: 4, MaxContext: 10})
+		require.NoError(t, err)
+		t.Cleanup(func() { d.Close() })
+		return d
+	}
+	base := open(Options{IntraOpThreads: 1}, 3)
+	rep, err := DecoderParity(base, open(Options{IntraOpThreads: 2, Spinning: SpinOff}, 3), 5, Tolerances{Default: Tolerance{Abs: 1e-5, Rel: 1e-4}})
+	require.NoError(t, err)
+	assert.NoError(t, rep.Err())
+	require.Len(t, rep.Worst, 5)
+	assert.Equal(t, "logits", rep.Worst[0].Output)
+	assert.GreaterOrEqual(t, rep.Worst[0].Index, 0)
+
+	rep, err = DecoderParity(base, open(Options{IntraOpThreads: 1}, 5), 2, Tolerances{Default: Tolerance{Abs: 1e-5, Rel: 1e-4}})
+	require.NoError(t, err)
+	require.Error(t, rep.Err())
+	assert.Equal(t, "logits", rep.Failed()[0].Output)
+	assert.Contains(t, rep.Err().Error(), "logits")
+}
