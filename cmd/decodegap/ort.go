@@ -413,6 +413,11 @@ func runORT(args []string, stdout, stderr io.Writer) int {
 	if f.slo != "" {
 		loop += ", -slo " + f.slo
 	}
+	if f.decode.on() {
+		loop += fmt.Sprintf(", decode: prefill %d, %d tokens a generation", f.decode.prefill, f.decode.tokens)
+	} else {
+		loop += ", windowed step"
+	}
 	if f.search {
 		fmt.Fprintf(&hdr, "# decodegap ort %s -search: seed %d, from %.4g/s per session (gap %v, %s, %s)%s, -benchtime %s\n",
 			model, f.seed, float64(time.Second)/float64(f.gap), f.gap, f.gapKind, f.gapShape, loop, f.benchtime)
