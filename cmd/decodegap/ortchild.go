@@ -120,13 +120,6 @@ func runORTChild(js string, args []string, stdout, stderr io.Writer) int {
 	return code
 }
 
-// filepathBase is the model's file name without .onnx, with spaces made
-// underscores (a benchfmt value is one word).
-func filepathBase(p string) string {
-	i := strings.LastIndexByte(p, '/')
-	return strings.ReplaceAll(strings.TrimSuffix(p[i+1:], ".onnx"), " ", "_")
-}
-
 // teeStdout copies everything written to standard output (file descriptor
 // 1, whoever writes it: testing, decodegap's summaries, ONNX Runtime) into
 // the file at path too (appending, after a header line), until restore is
@@ -280,13 +273,12 @@ func (c *ortChild) describe(cfg ort.ModelConfig) (prov [][2]string, key string, 
 			return nil, "", err
 		}
 		defer d.Close()
-		return provenance(c, cfg, d.Pairs(), d.DefaultFills(), -1), keyName(cfg, -1), nil
+		return provenance(c, d.Provenance()), keyName(cfg, -1), nil
 	}
 	m, err := ort.OpenModel(cfg)
 	if err != nil {
 		return nil, "", err
 	}
 	defer m.Close()
-	w := windowOf(m)
-	return provenance(c, cfg, m.Pairs(), m.DefaultFills(), w), keyName(cfg, w), nil
+	return provenance(c, m.Provenance()), keyName(cfg, m.Window()), nil
 }

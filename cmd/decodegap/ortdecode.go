@@ -1,11 +1,8 @@
 package main
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"io"
-	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -171,141 +168,25 @@ func nameSafe(s string) string {
 	}, s)
 }
 
-// windowOf returns the window of a windowed KV cache the model carries at
-// cfg's dims (the state input's size along its window axis), or -1.
-func windowOf(m *ort.Model) int64 {
-	for _, p := range m.Pairs() {
-		if p.Axis >= 0 {
-			if in := m.Input(p.Input); in != nil {
-				return in.Port.Shape[p.Axis]
+// provenance returns the configuration lines of a child's results: the
+// step's own (ort's Provenance) with its context in the command's words,
+// and every arm's options (ort-arms:) in place of this arm's alone, so that
+// the lines are the same in every block.
+func provenance(c *ortChild, kv []ort.KeyValue) [][2]string {
+	var out [][2]string
+	for _, l := range kv {
+		switch l.Key {
+		case "ort-options":
+			out = append(out, [2]string{"ort-arms", c.ArmsSpec})
+			continue
+		case "context":
+			if c.Decode > 0 {
+				l.Value = fmt.Sprintf("decode prefill=%d tokens=%d range=%d..%d", c.Prefill, c.Decode, c.Prefill, c.Prefill+c.Decode-1)
 			}
 		}
+		out = append(out, [2]string{l.Key, l.Value})
 	}
-	return -1
-}
-
-// provenance returns the configuration lines of a child's results: what
-// was measured.
-func provenance(c *ortChild, cfg ort.ModelConfig, pairs []ort.Pair, defaults []ort.DefaultFill, window int64) [][2]string {
-	sum, err := fileSHA256(c.Model)
-	if err != nil {
-		sum = "unavailable (" + err.Error() + ")"
-	}
-	version, err := ort.Version()
-	if err != nil {
-		version = "unavailable"
-	}
-	lines := [][2]string{
-		{"model", filepathBase(c.Model)},
-		{"model-sha256", sum},
-		{"ort-version", version},
-		{"ort-ep", "cpu"},
-		{"ort-arms", c.ArmsSpec},
-	}
-	kv := func(m map[string]string) string {
-		var s []string
-		for k, v := range m {
-			s = append(s, k+"="+v)
-		}
-		sort.Strings(s)
-		if len(s) == 0 {
-			return "none"
-		}
-		return strings.Join(s, ",")
-	}
-	dims := map[string]string{}
-	for k, v := range cfg.Dims {
-		dims[k] = strconv.FormatInt(v, 10)
-	}
-	for k, s := range cfg.Shapes {
-		d := make([]string, len(s))
-		for i, v := range s {
-			d[i] = strconv.FormatInt(v, 10)
-		}
-		dims[k] = strings.Join(d, "x")
-	}
-	fills := map[string]string{}
-	for k, v := range cfg.Inputs {
-		fills[k] = v.String()
-	}
-	for _, d := range defaults {
-		fills[d.Input] = d.Fill.String() + "(default:" + d.Reason.String() + ")"
-	}
-	var st []string
-	for _, p := range pairs {
-		st = append(st, p.Output+"->"+p.Input)
-	}
-	state := strings.Join(st, ",")
-	if state == "" {
-		state = "none"
-	}
-	batch := "unset"
-	for _, k := range []string{"batch", "batch_size"} {
-		if v, ok := cfg.Dims[k]; ok {
-			batch = strconv.FormatInt(v, 10)
-		}
-	}
-	context := "stateless"
-	switch {
-	case c.Decode > 0:
-		context = fmt.Sprintf("decode prefill=%d tokens=%d range=%d..%d", c.Prefill, c.Decode, c.Prefill, c.Prefill+c.Decode-1)
-	case window >= 0:
-		context = fmt.Sprintf("window=%d (sliding: the newest %d tokens of the cache are kept)", window, window)
-	case len(pairs) > 0:
-		context = "carried state, no window"
-	}
-	return append(lines, [][2]string{{"dims", kv(dims)}, {"fills", kv(fills)}, {"state", state}, {"context", context}, {"batch", batch}}...)
-}
-
-// fileSHA256 is the hex SHA-256 of a regular file of at most
-// ort.MaxFileBytes.
-func fileSHA256(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return "", err
-	}
-	if !st.Mode().IsRegular() {
-		return "", fmt.Errorf("%s: %w", path, ort.ErrNotRegular)
-	}
-	h := sha256.New()
-	if _, err := io.Copy(h, io.LimitReader(f, ort.MaxFileBytes)); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
-}
-
-// checkFills warns about guessed fills, or refuses them under
-// -strict-fills; it returns -1 to go on, else the exit status.
-func (f *ortFlags) checkFills(cfg ort.ModelConfig, usageErr func(string, ...any) int, stderr io.Writer) int {
-	guessed, _, err := guessedFills(cfg)
-	switch {
-	case err != nil:
-		fmt.Fprintf(stderr, "decodegap ort: %v\n", err)
-		return 1
-	case len(guessed) > 0 && f.strict:
-		return usageErr("-strict-fills: %v", (&ort.FillsError{Guessed: guessed}).Error())
-	case len(guessed) > 0:
-		fmt.Fprintf(stderr, "decodegap ort: %s\n", fillWarning(guessed))
-	}
-	return -1
-}
-
-// pairWhy says why a pair was formed: its rule and the two shapes.
-func pairWhy(sig ort.Signature, p ort.Pair) string {
-	o, _ := sig.Output(p.Output)
-	in, _ := sig.Input(p.Input)
-	how := "the same shape: carried whole"
-	if p.Axis >= 0 {
-		how = fmt.Sprintf("axis %d grows by the step's tokens (kept at the -dims past length; -decode lets it grow)", p.Axis)
-	} else if o.ShapeString() != in.ShapeString() {
-		how = "the shapes agree once the dynamic axes are set"
-	}
-	return fmt.Sprintf("both %s, %s → %s, %s", o.DType, o.ShapeString(), in.ShapeString(), how)
+	return out
 }
 
 // windowWarning returns a warning when the windowed step's KV cache keeps
@@ -316,7 +197,7 @@ func windowWarning(cfg ort.ModelConfig) string {
 		return "" // the parity check or the block reports it
 	}
 	defer m.Close()
-	if windowOf(m) == 0 {
+	if m.Window() == 0 {
 		return "warning: the KV cache keeps 0 tokens (its past length is 0 in -dims), so every step runs at a context of 1 token; set the past length (-dims past_sequence_length=N) for a window of N, or -prefill P -decode M for a growing context"
 	}
 	return ""
@@ -382,4 +263,33 @@ func worstWords(rep ort.ParityReport) string {
 		return ", every output identical"
 	}
 	return s
+}
+
+// checkFills warns about guessed fills, or refuses them under
+// -strict-fills; it returns -1 to go on, else the exit status.
+func (f *ortFlags) checkFills(cfg ort.ModelConfig, usageErr func(string, ...any) int, stderr io.Writer) int {
+	guessed, _, err := guessedFills(cfg)
+	switch {
+	case err != nil:
+		fmt.Fprintf(stderr, "decodegap ort: %v\n", err)
+		return 1
+	case len(guessed) > 0 && f.strict:
+		return usageErr("-strict-fills: %v", (&ort.FillsError{Guessed: guessed}).Error())
+	case len(guessed) > 0:
+		fmt.Fprintf(stderr, "decodegap ort: %s\n", fillWarning(guessed))
+	}
+	return -1
+}
+
+// pairWhy says why a pair was formed: its rule and the two shapes.
+func pairWhy(sig ort.Signature, p ort.Pair) string {
+	o, _ := sig.Output(p.Output)
+	in, _ := sig.Input(p.Input)
+	how := "the same shape: carried whole"
+	if p.Axis >= 0 {
+		how = fmt.Sprintf("axis %d grows by the step's tokens (kept at the -dims past length; -decode lets it grow)", p.Axis)
+	} else if o.ShapeString() != in.ShapeString() {
+		how = "the shapes agree once the dynamic axes are set"
+	}
+	return fmt.Sprintf("both %s, %s → %s, %s", o.DType, o.ShapeString(), in.ShapeString(), how)
 }
