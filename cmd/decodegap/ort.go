@@ -325,40 +325,10 @@ func runORT(args []string, stdout, stderr io.Writer) int {
 		f.out = "ort-" + time.Now().Format("20060102-150405") + ".txt"
 	}
 
-	if code := f.checkFills(cfg, usageErr, stderr); code >= 0 {
+	// Fills, the decode or the window, and parity, in this process,
+	// before anything is timed.
+	if code := f.preflight(cfg, model, arms, tol, usageErr, stderr); code >= 0 {
 		return code
-	}
-	if f.decode.on() {
-		cfg.Options = arms[0].opts
-		if err := checkDecoder(cfg, f.decode); err != nil {
-			fmt.Fprintf(stderr, "decodegap ort: -decode: %v\n", err)
-			return 1
-		}
-		if f.parity > 0 {
-			if err := decodeParity(cfg, f.decode, arms, f.parity, tol, stderr); err != nil {
-				fmt.Fprintf(stderr, "decodegap ort: %v\n", err)
-				return 1
-			}
-		}
-	}
-	if !f.decode.on() {
-		c := cfg
-		c.Options = arms[0].opts
-		if w := windowWarning(c); w != "" {
-			fmt.Fprintf(stderr, "decodegap ort: %s\n", w)
-		}
-	}
-	// Parity, in this process, before anything is timed.
-	if f.parity > 0 && !f.decode.on() {
-		if err := armParity(cfg, arms, f.parity, tol, stderr); err != nil {
-			var de *ort.DimsError
-			if errors.As(err, &de) {
-				return usageErr("%s: dynamic dimensions not set: %s; set them with -dims NAME=SIZE (INPUT@AXIS=SIZE for an unnamed one) or -shape INPUT=DxD (see -list)",
-					model, strings.Join(de.Missing, ", "))
-			}
-			fmt.Fprintf(stderr, "decodegap ort: %v\n", err)
-			return 1
-		}
 	}
 
 	self, err := os.Executable()

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"sort"
@@ -292,4 +293,46 @@ func pairWhy(sig ort.Signature, p ort.Pair) string {
 		how = "the shapes agree once the dynamic axes are set"
 	}
 	return fmt.Sprintf("both %s, %s → %s, %s", o.DType, o.ShapeString(), in.ShapeString(), how)
+}
+
+// preflight checks what can be checked before any block runs: the fills
+// (warned or, under -strict-fills, refused), the decode (the base arm's
+// prefill and a token, and every arm's parity) or the windowed step's
+// window and parity. It returns -1 to go on, else the exit status.
+func (f *ortFlags) preflight(cfg ort.ModelConfig, model string, arms []ortArm, tol ort.Tolerances, usageErr func(string, ...any) int, stderr io.Writer) int {
+	if code := f.checkFills(cfg, usageErr, stderr); code >= 0 {
+		return code
+	}
+	if f.decode.on() {
+		cfg.Options = arms[0].opts
+		if err := checkDecoder(cfg, f.decode); err != nil {
+			fmt.Fprintf(stderr, "decodegap ort: -decode: %v\n", err)
+			return 1
+		}
+		if f.parity > 0 {
+			if err := decodeParity(cfg, f.decode, arms, f.parity, tol, stderr); err != nil {
+				fmt.Fprintf(stderr, "decodegap ort: %v\n", err)
+				return 1
+			}
+		}
+	}
+	if !f.decode.on() {
+		c := cfg
+		c.Options = arms[0].opts
+		if w := windowWarning(c); w != "" {
+			fmt.Fprintf(stderr, "decodegap ort: %s\n", w)
+		}
+	}
+	if f.parity > 0 && !f.decode.on() {
+		if err := armParity(cfg, arms, f.parity, tol, stderr); err != nil {
+			var de *ort.DimsError
+			if errors.As(err, &de) {
+				return usageErr("%s: dynamic dimensions not set: %s; set them with -dims NAME=SIZE (INPUT@AXIS=SIZE for an unnamed one) or -shape INPUT=DxD (see -list)",
+					model, strings.Join(de.Missing, ", "))
+			}
+			fmt.Fprintf(stderr, "decodegap ort: %v\n", err)
+			return 1
+		}
+	}
+	return -1
 }

@@ -70,7 +70,7 @@ func TestORTSearchSummary(t *testing.T) {
 PASS
 `
 	assert.Equal(t, []string{
-		"  --- decodegap.SearchRate: BenchmarkModel/input=1x512/state=2x1x128: response p99 ≤ 5ms at 95% confidence",
+		"  --- decodegap.SearchRate: BenchmarkModel: response p99 ≤ 5ms at 95% confidence",
 		"  no probed rate passed (lowest probed 100/s): lower Rates.Start",
 		"  100/s: undecided (64 steps; a pass needs ≥ 299)",
 	}, searchSummary(out))
