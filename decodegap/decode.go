@@ -64,7 +64,8 @@ type Decode struct {
 // Of RunConfig it uses Gap (a closed loop: Gap.Open is refused), Warmup and
 // Seed; a field it does not honour (Sessions, Null, SLO, Budget, Counters,
 // Trace) is refused, naming it. The gap spec and the decode's settings are
-// written as benchfmt configuration lines (gap:, decode:). RunDecode must be
+// written as benchfmt configuration lines (gap:, decode:). Each line's
+// iteration count is testing's, not the tokens measured: read tokens. RunDecode must be
 // the whole body of its benchmark function; the loop locks its OS thread.
 func RunDecode(b *testing.B, cfg RunConfig, d Decode) {
 	b.Helper()
@@ -290,8 +291,11 @@ func (r *decodeRun) report(b *testing.B) {
 		bounds[i] = strconv.Itoa(v)
 	}
 	configLine("gap", r.gapSpec)
-	configLine("decode", fmt.Sprintf("prefill=%d tokens=%d generations=%d context=%d..%d buckets=%s",
-		r.prefill, r.d.Tokens, len(r.ttft), r.prefill, r.prefill+r.d.Tokens-1, strings.Join(bounds, ",")))
+	// The generations a block ran are in the log and in each line's
+	// tokens: a count that varies by block (-benchtime D) would split
+	// benchstat's tables.
+	configLine("decode", fmt.Sprintf("prefill=%d tokens=%d context=%d..%d buckets=%s",
+		r.prefill, r.d.Tokens, r.prefill, r.prefill+r.d.Tokens-1, strings.Join(bounds, ",")))
 	prefix := fmt.Sprintf("prefill=%d/", r.prefill)
 	tt := statsOf(r.ttft, nil)
 	sub(b, prefix+"ttft", func(sb *testing.B) {

@@ -73,7 +73,7 @@ func TestRunDecodeReportsEachDepthBucket(t *testing.T) {
 	out, err := runChildBench(t, "^BenchmarkDecodeChild$", "decode", "-test.benchtime=40x")
 	require.NoError(t, err, out)
 	assert.Contains(t, out, "gap: mean=10µs kind=busy shape=constant\n")
-	assert.Contains(t, out, "decode: prefill=4 tokens=16 generations=3 context=4..19 buckets=4,8,16\n")
+	assert.Contains(t, out, "decode: prefill=4 tokens=16 context=4..19 buckets=4,8,16\n")
 	got := decodeResults(t, out)
 	tokens := map[string]float64{"ctx=4..7": 12, "ctx=8..15": 24, "ctx=16..19": 12, "ctx=all": 48}
 	for part, n := range tokens {

@@ -17,6 +17,20 @@ var configLines struct {
 	out *os.File
 }
 
+// ConfigLine writes "key: value" to standard output as a benchfmt
+// configuration line, which benchstat and every reader of the results
+// attach to the results after it, unless value is the one last written for
+// key. Call it at the top of a benchmark function, before Run or Compare
+// (testing's first call of it prints no result line yet): with
+// ort.Model.Provenance, the model's identity and settings:
+//
+//	for _, kv := range m.Provenance() {
+//		decodegap.ConfigLine(kv.Key, kv.Value)
+//	}
+//
+// key must be one word (no space or colon); value one line.
+func ConfigLine(key, value string) { configLine(key, value) }
+
 // configLine writes "key: value", a benchfmt configuration line that applies
 // to every result after it, unless it is the value last written for key.
 // Call it on a benchmark function's first call (testing's N=1 probe, before

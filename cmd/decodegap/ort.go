@@ -257,8 +257,8 @@ func runORT(args []string, stdout, stderr io.Writer) int {
 	if err := f.decode.check(set); err != nil {
 		return usageErr("%v", err)
 	}
-	if f.decode.on() && (f.open || f.search || f.slo != "" || f.sessions > 1) {
-		return usageErr("-decode runs a closed loop of one session: drop -open, -search, -slo and -sessions")
+	if f.decode.on() && (f.open || f.search || f.slo != "" || f.sessions > 1 || f.cores > 0 || f.cpus != "") {
+		return usageErr("-decode runs a closed loop of one session, unconfined: drop -open, -search, -slo, -sessions, -cores and -cpus (run under taskset -c LIST to confine it)")
 	}
 	if f.decode.on() && !set["unit"] {
 		f.units = "sec/op,p50-sec/op" // per line; a depth bucket has no CPU figure of its own
@@ -336,37 +336,10 @@ func runORT(args []string, stdout, stderr io.Writer) int {
 		f.out = "ort-" + time.Now().Format("20060102-150405") + ".txt"
 	}
 
-	if code := f.checkFills(cfg, usageErr, stderr); code >= 0 {
+	// Fills, the decode or the window, and parity, in this process,
+	// before anything is timed.
+	if code := f.preflight(cfg, model, arms, tol, usageErr, stderr); code >= 0 {
 		return code
-	}
-	if f.decode.on() {
-		cfg.Options = arms[0].opts
-		if err := checkDecoder(cfg, f.decode); err != nil {
-			fmt.Fprintf(stderr, "decodegap ort: -decode: %v\n", err)
-			return 1
-		}
-		if f.parity > 0 && len(arms) > 1 {
-			fmt.Fprintf(stderr, "decodegap ort: parity: not checked in the decode mode (-parity checks the windowed step)\n")
-		}
-	}
-	if !f.decode.on() {
-		c := cfg
-		c.Options = arms[0].opts
-		if w := windowWarning(c); w != "" {
-			fmt.Fprintf(stderr, "decodegap ort: %s\n", w)
-		}
-	}
-	// Parity, in this process, before anything is timed.
-	if f.parity > 0 && !f.decode.on() {
-		if err := armParity(cfg, arms, f.parity, tol, stderr); err != nil {
-			var de *ort.DimsError
-			if errors.As(err, &de) {
-				return usageErr("%s: dynamic dimensions not set: %s; set them with -dims NAME=SIZE (INPUT@AXIS=SIZE for an unnamed one) or -shape INPUT=DxD (see -list)",
-					model, strings.Join(de.Missing, ", "))
-			}
-			fmt.Fprintf(stderr, "decodegap ort: %v\n", err)
-			return 1
-		}
 	}
 
 	self, err := os.Executable()
@@ -420,6 +393,11 @@ func runORT(args []string, stdout, stderr io.Writer) int {
 	}
 	if f.slo != "" {
 		loop += ", -slo " + f.slo
+	}
+	if f.decode.on() {
+		loop += fmt.Sprintf(", decode: prefill %d, %d tokens a generation", f.decode.prefill, f.decode.tokens)
+	} else {
+		loop += ", windowed step"
 	}
 	if f.search {
 		fmt.Fprintf(&hdr, "# decodegap ort %s -search: seed %d, from %.4g/s per session (gap %v, %s, %s)%s, -benchtime %s\n",
@@ -536,11 +514,7 @@ func (f *ortFlags) childSpec(model string, cfg ort.ModelConfig, a ortArm) ortChi
 		Benchtime: f.benchtime, SLO: f.slo, Open: f.open, Search: f.search, MaxRate: f.maxRate,
 		StrictFills: f.strict, Prefill: f.decode.prefill, Decode: f.decode.tokens, TokenInput: f.decode.tokenInput}
 	c.Buckets, _ = parseBuckets(f.decode.buckets)
-	var arms []string
-	for _, a := range f.arms {
-		arms = append(arms, strings.ReplaceAll(a, " ", ""))
-	}
-	c.ArmsSpec = strings.Join(arms, " ")
+	c.ArmsSpec = armsSpec(f.arms)
 	if len(cfg.Inputs) > 0 {
 		c.Inputs = map[string]string{}
 		for k, v := range cfg.Inputs {

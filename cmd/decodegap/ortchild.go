@@ -91,7 +91,6 @@ func runORTChild(js string, args []string, stdout, stderr io.Writer) int {
 		rc := decodegap.RunConfig{Gap: c.gap, Warmup: c.Warmup, Seed: c.Seed, Sessions: c.Sessions,
 			Budget: decodegap.Budget{Cores: c.Cores, CPUs: c.CPUs}, SLO: slo}
 		if c.Decode > 0 {
-			rc.Budget = decodegap.Budget{}
 			decodegap.RunDecode(b, rc, decodegap.Decode{Open: openDecoder(c.decoderConfig(cfg)), Tokens: c.Decode, Buckets: c.Buckets})
 			return
 		}
@@ -119,13 +118,6 @@ func runORTChild(js string, args []string, stdout, stderr io.Writer) int {
 	code := m.Run()
 	restore()
 	return code
-}
-
-// filepathBase is the model's file name without .onnx, with spaces made
-// underscores (a benchfmt value is one word).
-func filepathBase(p string) string {
-	i := strings.LastIndexByte(p, '/')
-	return strings.ReplaceAll(strings.TrimSuffix(p[i+1:], ".onnx"), " ", "_")
 }
 
 // teeStdout copies everything written to standard output (file descriptor
@@ -281,13 +273,12 @@ func (c *ortChild) describe(cfg ort.ModelConfig) (prov [][2]string, key string, 
 			return nil, "", err
 		}
 		defer d.Close()
-		return provenance(c, cfg, d.Pairs(), d.DefaultFills(), -1), keyName(cfg, -1), nil
+		return provenance(c, d.Provenance()), keyName(cfg, -1), nil
 	}
 	m, err := ort.OpenModel(cfg)
 	if err != nil {
 		return nil, "", err
 	}
 	defer m.Close()
-	w := windowOf(m)
-	return provenance(c, cfg, m.Pairs(), m.DefaultFills(), w), keyName(cfg, w), nil
+	return provenance(c, m.Provenance()), keyName(cfg, m.Window()), nil
 }

@@ -1,11 +1,9 @@
 package main
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
-	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -171,112 +169,101 @@ func nameSafe(s string) string {
 	}, s)
 }
 
-// windowOf returns the window of a windowed KV cache the model carries at
-// cfg's dims (the state input's size along its window axis), or -1.
-func windowOf(m *ort.Model) int64 {
-	for _, p := range m.Pairs() {
-		if p.Axis >= 0 {
-			if in := m.Input(p.Input); in != nil {
-				return in.Port.Shape[p.Axis]
+// provenance returns the configuration lines of a child's results: the
+// step's own (ort's Provenance) with its context in the command's words,
+// and every arm's options (ort-arms:) in place of this arm's alone, so that
+// the lines are the same in every block.
+func provenance(c *ortChild, kv []ort.KeyValue) [][2]string {
+	var out [][2]string
+	for _, l := range kv {
+		switch l.Key {
+		case "ort-options":
+			out = append(out, [2]string{"ort-arms", c.ArmsSpec})
+			continue
+		case "context":
+			if c.Decode > 0 {
+				l.Value = fmt.Sprintf("decode prefill=%d tokens=%d range=%d..%d", c.Prefill, c.Decode, c.Prefill, c.Prefill+c.Decode-1)
 			}
 		}
+		out = append(out, [2]string{l.Key, l.Value})
 	}
-	return -1
+	return out
 }
 
-// provenance returns the configuration lines of a child's results: what
-// was measured.
-func provenance(c *ortChild, cfg ort.ModelConfig, pairs []ort.Pair, defaults []ort.DefaultFill, window int64) [][2]string {
-	sum, err := fileSHA256(c.Model)
+// windowWarning returns a warning when the windowed step's KV cache keeps
+// no token (a past length of 0: every step at a context of 1), else "".
+func windowWarning(cfg ort.ModelConfig) string {
+	m, err := ort.OpenModel(cfg)
 	if err != nil {
-		sum = "unavailable (" + err.Error() + ")"
+		return "" // the parity check or the block reports it
 	}
-	version, err := ort.Version()
-	if err != nil {
-		version = "unavailable"
+	defer m.Close()
+	if m.Window() == 0 {
+		return "warning: the KV cache keeps 0 tokens (its past length is 0 in -dims), so every step runs at a context of 1 token; set the past length (-dims past_sequence_length=N) for a window of N, or -prefill P -decode M for a growing context"
 	}
-	lines := [][2]string{
-		{"model", filepathBase(c.Model)},
-		{"model-sha256", sum},
-		{"ort-version", version},
-		{"ort-ep", "cpu"},
-		{"ort-arms", c.ArmsSpec},
-	}
-	kv := func(m map[string]string) string {
-		var s []string
-		for k, v := range m {
-			s = append(s, k+"="+v)
-		}
-		sort.Strings(s)
-		if len(s) == 0 {
-			return "none"
-		}
-		return strings.Join(s, ",")
-	}
-	dims := map[string]string{}
-	for k, v := range cfg.Dims {
-		dims[k] = strconv.FormatInt(v, 10)
-	}
-	for k, s := range cfg.Shapes {
-		d := make([]string, len(s))
-		for i, v := range s {
-			d[i] = strconv.FormatInt(v, 10)
-		}
-		dims[k] = strings.Join(d, "x")
-	}
-	fills := map[string]string{}
-	for k, v := range cfg.Inputs {
-		fills[k] = v.String()
-	}
-	for _, d := range defaults {
-		fills[d.Input] = d.Fill.String() + "(default:" + d.Reason.String() + ")"
-	}
-	var st []string
-	for _, p := range pairs {
-		st = append(st, p.Output+"->"+p.Input)
-	}
-	state := strings.Join(st, ",")
-	if state == "" {
-		state = "none"
-	}
-	batch := "unset"
-	for _, k := range []string{"batch", "batch_size"} {
-		if v, ok := cfg.Dims[k]; ok {
-			batch = strconv.FormatInt(v, 10)
-		}
-	}
-	context := "stateless"
-	switch {
-	case c.Decode > 0:
-		context = fmt.Sprintf("decode prefill=%d tokens=%d range=%d..%d", c.Prefill, c.Decode, c.Prefill, c.Prefill+c.Decode-1)
-	case window >= 0:
-		context = fmt.Sprintf("window=%d (sliding: the newest %d tokens of the cache are kept)", window, window)
-	case len(pairs) > 0:
-		context = "carried state, no window"
-	}
-	return append(lines, [][2]string{{"dims", kv(dims)}, {"fills", kv(fills)}, {"state", state}, {"context", context}, {"batch", batch}}...)
+	return ""
 }
 
-// fileSHA256 is the hex SHA-256 of a regular file of at most
-// ort.MaxFileBytes.
-func fileSHA256(path string) (string, error) {
-	f, err := os.Open(path)
+// armsSpec is the ort-arms: line: every arm as NAME=OPTIONS with the
+// options in full (ort.Options.String: threads, spinning, mode, ...),
+// space-separated, the same in every block.
+func armsSpec(specs []string) string {
+	arms, err := parseORTArms(specs)
 	if err != nil {
-		return "", err
+		return "unavailable"
 	}
-	defer f.Close()
-	st, err := f.Stat()
+	s := make([]string, len(arms))
+	for i, a := range arms {
+		s[i] = a.name + "=" + a.opts.String()
+	}
+	return strings.Join(s, " ")
+}
+
+// decodeParity checks every arm's decode against the first arm's over the
+// prefill and steps tokens (ort.DecoderParity), one arm open at a time
+// beside the base, as armParity does for the windowed step.
+func decodeParity(cfg ort.ModelConfig, d decodeFlags, arms []ortArm, steps int, tol ort.Tolerances, stderr io.Writer) error {
+	tokens := min(steps, d.tokens)
+	open := func(o ort.Options) (*ort.Decoder, error) {
+		c := cfg
+		c.Options = o
+		return ort.OpenDecoder(ort.DecoderConfig{Model: c, Prefill: d.prefill, MaxContext: d.prefill + tokens, TokenInput: d.tokenInput})
+	}
+	base, err := open(arms[0].opts)
 	if err != nil {
-		return "", err
+		return err
 	}
-	if !st.Mode().IsRegular() {
-		return "", fmt.Errorf("%s: %w", path, ort.ErrNotRegular)
+	defer base.Close()
+	for _, a := range arms[1:] {
+		cand, err := open(a.opts)
+		if err != nil {
+			return fmt.Errorf("arm %s: %w", a.name, err)
+		}
+		rep, err := ort.DecoderParity(base, cand, tokens, tol)
+		cand.Close()
+		if err == nil {
+			err = rep.Err()
+		}
+		if err != nil {
+			return fmt.Errorf("arm %s against %s: %w (loosen with -tol or -tol-output, or skip with -parity 0)", a.name, arms[0].name, err)
+		}
+		fmt.Fprintf(stderr, "decodegap ort: parity: arm %s agrees with %s over the prefill and %d tokens%s\n", a.name, arms[0].name, tokens, worstWords(rep))
 	}
-	h := sha256.New()
-	if _, err := io.Copy(h, io.LimitReader(f, ort.MaxFileBytes)); err != nil {
-		return "", err
+	return nil
+}
+
+// worstWords names the outputs that differed at all, with their excess.
+func worstWords(rep ort.ParityReport) string {
+	s := ""
+	for _, w := range rep.Worst {
+		if w.Excess > 0 {
+			s += fmt.Sprintf(", %s%s off by %.3g× its tolerance", w.Output, indexOf(w.At), w.Excess)
+		}
 	}
-	return hex.EncodeToString(h.Sum(nil)), nil
+	if s == "" {
+		return ", every output identical"
+	}
+	return s
 }
 
 // checkFills warns about guessed fills, or refuses them under
@@ -308,16 +295,44 @@ func pairWhy(sig ort.Signature, p ort.Pair) string {
 	return fmt.Sprintf("both %s, %s → %s, %s", o.DType, o.ShapeString(), in.ShapeString(), how)
 }
 
-// windowWarning returns a warning when the windowed step's KV cache keeps
-// no token (a past length of 0: every step at a context of 1), else "".
-func windowWarning(cfg ort.ModelConfig) string {
-	m, err := ort.OpenModel(cfg)
-	if err != nil {
-		return "" // the parity check or the block reports it
+// preflight checks what can be checked before any block runs: the fills
+// (warned or, under -strict-fills, refused), the decode (the base arm's
+// prefill and a token, and every arm's parity) or the windowed step's
+// window and parity. It returns -1 to go on, else the exit status.
+func (f *ortFlags) preflight(cfg ort.ModelConfig, model string, arms []ortArm, tol ort.Tolerances, usageErr func(string, ...any) int, stderr io.Writer) int {
+	if code := f.checkFills(cfg, usageErr, stderr); code >= 0 {
+		return code
 	}
-	defer m.Close()
-	if windowOf(m) == 0 {
-		return "warning: the KV cache keeps 0 tokens (its past length is 0 in -dims), so every step runs at a context of 1 token; set the past length (-dims past_sequence_length=N) for a window of N, or -prefill P -decode M for a growing context"
+	if f.decode.on() {
+		cfg.Options = arms[0].opts
+		if err := checkDecoder(cfg, f.decode); err != nil {
+			fmt.Fprintf(stderr, "decodegap ort: -decode: %v\n", err)
+			return 1
+		}
+		if f.parity > 0 {
+			if err := decodeParity(cfg, f.decode, arms, f.parity, tol, stderr); err != nil {
+				fmt.Fprintf(stderr, "decodegap ort: %v\n", err)
+				return 1
+			}
+		}
 	}
-	return ""
+	if !f.decode.on() {
+		c := cfg
+		c.Options = arms[0].opts
+		if w := windowWarning(c); w != "" {
+			fmt.Fprintf(stderr, "decodegap ort: %s\n", w)
+		}
+	}
+	if f.parity > 0 && !f.decode.on() {
+		if err := armParity(cfg, arms, f.parity, tol, stderr); err != nil {
+			var de *ort.DimsError
+			if errors.As(err, &de) {
+				return usageErr("%s: dynamic dimensions not set: %s; set them with -dims NAME=SIZE (INPUT@AXIS=SIZE for an unnamed one) or -shape INPUT=DxD (see -list)",
+					model, strings.Join(de.Missing, ", "))
+			}
+			fmt.Fprintf(stderr, "decodegap ort: %v\n", err)
+			return 1
+		}
+	}
+	return -1
 }

@@ -70,7 +70,7 @@ func TestORTSearchSummary(t *testing.T) {
 PASS
 `
 	assert.Equal(t, []string{
-		"  --- decodegap.SearchRate: BenchmarkModel/input=1x512/state=2x1x128: response p99 ≤ 5ms at 95% confidence",
+		"  --- decodegap.SearchRate: BenchmarkModel: response p99 ≤ 5ms at 95% confidence",
 		"  no probed rate passed (lowest probed 100/s): lower Rates.Start",
 		"  100/s: undecided (64 steps; a pass needs ≥ 299)",
 	}, searchSummary(out))
@@ -147,5 +147,5 @@ func TestORTSearchVAD(t *testing.T) {
 	assert.Equal(t, "Model/input=1x512/state=2x1x128/rate=100/s", testutil.Name(rs[0]), "the key dims, then the probe's rate")
 	head, err := os.ReadFile(out)
 	require.NoError(t, err)
-	assert.Contains(t, string(head), "-search: seed 3, from 100/s per session (gap 10ms, hybrid, constant), open loop, -slo p50=1s, -benchtime 64x\n")
+	assert.Contains(t, string(head), "-search: seed 3, from 100/s per session (gap 10ms, hybrid, constant), open loop, -slo p50=1s, windowed step, -benchtime 64x\n")
 }

@@ -155,3 +155,62 @@ func TestDecoderMatchesHandLoop(t *testing.T) {
 		})
 	}
 }
+
+// TestDecoderPrefillsTokenByToken: a token input with no dynamic sequence
+// axis prefills one step a token, and the cache holds every token (no
+// window): the kv_test decoder's Concat, carried with no window.
+func TestDecoderPrefillsTokenByToken(t *testing.T) {
+	RequireLibrary(t)
+	p := decoderModel(t)
+	d, err := OpenDecoder(DecoderConfig{Model: ModelConfig{Path: p, NoAutoState: true, State: map[string]string{"present.0.key": "past_key_values.0.key"},
+		Inputs: map[string]Fill{"x": {Kind: Const, Value: 2}}}, Prefill: 3, MaxContext: 6, TokenInput: "x"})
+	require.NoError(t, err)
+	defer d.Close()
+	assert.False(t, d.SeqPrefill())
+	require.NoError(t, d.Prefill())
+	assert.Equal(t, 3, d.Depth())
+	require.NoError(t, d.Token())
+	assert.Equal(t, 4, d.Depth())
+	// The past now holds 4 tokens of 2s, in both heads: the input buffer
+	// after the swap is the present just written.
+	for i, in := range d.sig.Inputs {
+		if in.Name == "past_key_values.0.key" {
+			b := &Buffer{Port: Port{DType: Float32}, Bytes: d.bufs[i][:2*4*4*4]}
+			for j := range b.Len() {
+				require.Equal(t, 2.0, b.At(j), "element %d", j)
+			}
+		}
+	}
+	require.NoError(t, d.Token())
+	require.NoError(t, d.Token())
+	assert.Error(t, d.Token(), "a 7th token is past MaxContext 6")
+
+	_, err = OpenDecoder(DecoderConfig{Model: ModelConfig{Path: p}, Prefill: 3, MaxContext: 6, TokenInput: "x"})
+	assert.ErrorContains(t, err, "state hn→h does not grow along one axis, so it cannot hold a growing context")
+}
+
+// TestDecoderParity: two thread settings agree; a candidate fed other
+// tokens does not, and the report names the output.
+func TestDecoderParity(t *testing.T) {
+	RequireLibrary(t)
+	open := func(opts Options, tok float64) *Decoder {
+		d, err := OpenDecoder(DecoderConfig{Model: ModelConfig{Path: repoModel("decoder_kv.onnx"), Options: opts,
+			Dims: map[string]int64{"batch": 1}, Inputs: map[string]Fill{"input_ids": {Kind: Const, Value: tok}}}, Prefill: 4, MaxContext: 10})
+		require.NoError(t, err)
+		t.Cleanup(func() { d.Close() })
+		return d
+	}
+	base := open(Options{IntraOpThreads: 1}, 3)
+	rep, err := DecoderParity(base, open(Options{IntraOpThreads: 2, Spinning: SpinOff}, 3), 5, Tolerances{Default: Tolerance{Abs: 1e-5, Rel: 1e-4}})
+	require.NoError(t, err)
+	assert.NoError(t, rep.Err())
+	require.Len(t, rep.Worst, 5)
+	assert.Equal(t, "logits", rep.Worst[0].Output)
+	assert.GreaterOrEqual(t, rep.Worst[0].Index, 0)
+
+	rep, err = DecoderParity(base, open(Options{IntraOpThreads: 1}, 5), 2, Tolerances{Default: Tolerance{Abs: 1e-5, Rel: 1e-4}})
+	require.NoError(t, err)
+	require.Error(t, rep.Err())
+	assert.Equal(t, "logits", rep.Failed()[0].Output)
+	assert.Contains(t, rep.Err().Error(), "logits")
+}

@@ -17,6 +17,13 @@
 // ModelConfig.State and by the rule of StatePairs (stateN → state, hn → h,
 // present.* → past_key_values.*). A model with a non-tensor input or output
 // (sequence, map) or a string tensor is refused when it opens, naming it.
+// Masks default to ones and a merged decoder's use_cache_branch to whether
+// state is carried; rates and other scalars left out are listed
+// (DefaultFills) and refused under ModelConfig.StrictFills. OpenDecoder
+// runs a decoder at a growing context instead of a window (Decoder:
+// Prefill, Token, Depth, Reset; decodegap.RunDecode drives it). Sizes,
+// threads and file reads have documented limits (MaxTensorBytes,
+// MaxThreads, MaxFileBytes: a *LimitError).
 // ModelParity checks that two configurations agree within per-output
 // tolerances before anything is timed. OpenVAD is a hand-written step for
 // Silero VAD v5, the project's reference workload.

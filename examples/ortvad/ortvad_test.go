@@ -104,5 +104,5 @@ func TestBenchScript(t *testing.T) {
 	assert.Contains(t, got, "benchstat: go tool benchstat -col 'arm@(intra1 intra2-spin intra2-nospin null)' -ignore round,screen "+out)
 	data, err := os.ReadFile(out)
 	require.NoError(t, err)
-	assert.Equal(t, 4, strings.Count(string(data), "\nBenchmarkModel-"), "one block of each arm and of the null arm")
+	assert.Equal(t, 4, strings.Count(string(data), "\nBenchmarkModel/input=1x512/state=2x1x128-"), "one block of each arm and of the null arm, named with the key dims")
 }

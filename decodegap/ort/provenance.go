@@ -1,0 +1,158 @@
+package ort
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// KeyValue is one benchfmt configuration line: "Key: Value".
+type KeyValue struct{ Key, Value string }
+
+// Provenance returns what the Model measures, as benchfmt configuration
+// lines, in this order: model (the file name without .onnx), model-sha256,
+// ort-version, ort-ep (cpu: the providers Options.Custom adds are not
+// seen), ort-options (Options.String: threads, spinning, mode, ...), dims
+// (every Dims and Shapes entry), fills (every input's, defaults marked
+// "(default:REASON)"), state (OUTPUT->INPUT pairs), context ("window=W
+// ..." for a KV cache kept at W tokens, "carried state, no window", or
+// "stateless") and batch. A figure that cannot be had reads
+// "unavailable (why)". Values hold no newline; write them before the
+// results (decodegap.ConfigLine).
+func (m *Model) Provenance() []KeyValue {
+	context := "stateless"
+	if w := m.Window(); w >= 0 {
+		context = fmt.Sprintf("window=%d (sliding: the newest %d tokens of the cache are kept)", w, w)
+	} else if len(m.pairs) > 0 {
+		context = "carried state, no window"
+	}
+	return provenance(m.cfg, m.pairs, m.defaults, context)
+}
+
+// Provenance returns what the Decoder measures, as Model.Provenance does,
+// with context "decode prefill=P max=N".
+func (d *Decoder) Provenance() []KeyValue {
+	return provenance(d.cfg.Model, d.pairs, d.defs, fmt.Sprintf("decode prefill=%d max=%d", d.cfg.Prefill, d.cfg.MaxContext))
+}
+
+// Window returns the window of a KV cache the Model keeps at a constant
+// context (a state input's size along its window axis), or -1 when none.
+func (m *Model) Window() int64 {
+	for _, p := range m.pairs {
+		if p.Axis >= 0 {
+			if in := m.Input(p.Input); in != nil {
+				return in.Port.Shape[p.Axis]
+			}
+		}
+	}
+	return -1
+}
+
+func provenance(cfg ModelConfig, pairs []Pair, defaults []DefaultFill, context string) []KeyValue {
+	sum, err := FileSHA256(cfg.Path)
+	if err != nil {
+		sum = "unavailable (" + oneLine(err.Error()) + ")"
+	}
+	version, err := Version()
+	if err != nil {
+		version = "unavailable (" + oneLine(err.Error()) + ")"
+	}
+	dims := map[string]string{}
+	for k, v := range cfg.Dims {
+		dims[k] = strconv.FormatInt(v, 10)
+	}
+	for k, s := range cfg.Shapes {
+		d := make([]string, len(s))
+		for i, v := range s {
+			d[i] = strconv.FormatInt(v, 10)
+		}
+		dims[k] = strings.Join(d, "x")
+	}
+	fills := map[string]string{}
+	for k, v := range cfg.Inputs {
+		fills[k] = v.String()
+	}
+	for _, d := range defaults {
+		fills[d.Input] = d.Fill.String() + "(default:" + d.Reason.String() + ")"
+	}
+	var st []string
+	for _, p := range pairs {
+		st = append(st, p.Output+"->"+p.Input)
+	}
+	batch := "unset"
+	for _, k := range []string{"batch", "batch_size"} {
+		if v, ok := cfg.Dims[k]; ok {
+			batch = strconv.FormatInt(v, 10)
+		}
+	}
+	return []KeyValue{
+		{"model", oneLine(strings.TrimSuffix(filepath.Base(cfg.Path), ".onnx"))},
+		{"model-sha256", sum},
+		{"ort-version", version},
+		{"ort-ep", "cpu"},
+		{"ort-options", cfg.Options.String()},
+		{"dims", joinSorted(dims)},
+		{"fills", joinSorted(fills)},
+		{"state", orNone(strings.Join(st, ","))},
+		{"context", context},
+		{"batch", batch},
+	}
+}
+
+func joinSorted(m map[string]string) string {
+	s := make([]string, 0, len(m))
+	for k, v := range m {
+		s = append(s, oneLine(k)+"="+oneLine(v))
+	}
+	sort.Strings(s)
+	return orNone(strings.Join(s, ","))
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
+}
+
+// oneLine makes s one benchfmt word run: spaces become underscores, control
+// characters '?'.
+func oneLine(s string) string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r == ' ' || r == '\t':
+			return '_'
+		case r < 0x20 || r == 0x7f:
+			return '?'
+		}
+		return r
+	}, s)
+}
+
+// FileSHA256 returns the hex SHA-256 of a regular file of at most
+// MaxFileBytes (the model's identity in Provenance).
+func FileSHA256(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return "", err
+	}
+	if !st.Mode().IsRegular() {
+		return "", fmt.Errorf("%s: %w", path, ErrNotRegular)
+	}
+	h := sha256.New()
+	if _, err := io.Copy(h, io.LimitReader(f, MaxFileBytes)); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
