@@ -188,6 +188,9 @@ func runCalibrate(args []string, stdout, stderr io.Writer) int {
 	rows, err := calibrateRows(buf.Bytes(), unitList)
 	if err != nil {
 		fmt.Fprintf(stderr, "decodegap calibrate: %v\n", err)
+		if status == 130 {
+			return status // interrupted: too little finished to judge
+		}
 		return 1
 	}
 	writeCalibration(stdout, rows, loadAverage())
