@@ -375,8 +375,10 @@ func TestFaultSignals(t *testing.T) {
 					case <-s.done:
 						s.done <- nil
 					default:
-						alive := !processGone0(child)
-						require.False(t, alive && lockFree(t, s.lock), "run %d alive while the lock is free", child)
+						// The lock first: a run still running after the lock
+						// was seen free ran while it was free.
+						free := lockFree(t, s.lock)
+						require.False(t, free && processRunning(child), "run %d alive while the lock is free", child)
 						require.Less(t, time.Since(t0), time.Minute, "still running after %v", sig)
 						time.Sleep(time.Millisecond)
 						continue

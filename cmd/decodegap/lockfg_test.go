@@ -101,10 +101,14 @@ func TestLockCommandKilledParent(t *testing.T) {
 	require.NoError(t, cmd.Process.Kill())
 	cmd.Wait()
 	for {
-		alive := !processGone0(pid)
+		// A process that the kernel is ending (PF_EXITING) has closed
+		// its files, the lock among them, before it shows as a zombie:
+		// it runs nothing any more. The lock first: a process that runs
+		// after the lock was seen free ran while it was free.
 		free := lockFree(t, path)
+		alive := processRunning(pid)
 		require.False(t, alive && free, "the command %d runs while the lock is free", pid)
-		if !alive {
+		if processGone0(pid) {
 			break
 		}
 		require.Less(t, time.Since(t0), 5*time.Second, "the command outlived decodegap lock's SIGKILL")
@@ -122,6 +126,22 @@ func processGone0(pid int) bool {
 	}
 	f := strings.Fields(string(st[bytes.LastIndexByte(st, ')')+1:]))
 	return len(f) > 0 && (f[0] == "Z" || f[0] == "X")
+}
+
+// processRunning reports whether pid exists and is not exiting: not a
+// zombie, and without the kernel's PF_EXITING flag (0x4 in the flags field
+// of /proc/PID/stat), which do_exit sets before it closes the files.
+func processRunning(pid int) bool {
+	st, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	f := strings.Fields(string(st[bytes.LastIndexByte(st, ')')+1:]))
+	if len(f) < 7 || f[0] == "Z" || f[0] == "X" {
+		return false
+	}
+	flags, err := strconv.ParseUint(f[6], 10, 64)
+	return err == nil && flags&0x4 == 0
 }
 
 // lockFree reports whether the host lock at path can be taken now.
