@@ -116,3 +116,19 @@ func TestPRRelativeReplace(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, string(b), "replace example.com/dep => ../dep")
 }
+
+// A base revision that does not exist is a build failure: exit 3, and
+// nothing is left registered.
+func TestPRBuildFailureExit3(t *testing.T) {
+	repo := faultRepo(t, false)
+	dir := t.TempDir()
+	cmd := exec.Command(buildDecodegap(t), "pr", "-base", "no-such-ref", "-o", filepath.Join(dir, "out.txt"), "-lock-path", filepath.Join(dir, "lock"), "./...")
+	cmd.Dir = repo
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	require.ErrorAs(t, err, &ee, "%s", out)
+	assert.Equal(t, 3, ee.ExitCode(), "%s", out)
+	assert.Contains(t, string(out), `base "no-such-ref" is not a commit here`)
+	assert.Empty(t, worktrees(t, repo))
+	assert.NoFileExists(t, filepath.Join(dir, "out.txt"))
+}
