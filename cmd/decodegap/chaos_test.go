@@ -322,6 +322,7 @@ var lostLineRE = regexp.MustCompile(`(?m)^# round \d+ arm \S+ lost: (\S+): `)
 func TestFaultRunsLost(t *testing.T) {
 	for _, c := range faultCases(t) {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			s := startFault(t, c, "1=crash,2=hang,3=bigline", c.side, c.timeout)
 			code := s.wait(t, 3*time.Minute)
 			t.Logf("stderr:\n%s", s.stderr.String())
@@ -365,6 +366,7 @@ func TestFaultSignals(t *testing.T) {
 	for _, c := range faultCases(t) {
 		for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP} {
 			t.Run(c.name+"/"+unixSignalName(sig), func(t *testing.T) {
+				t.Parallel()
 				s := startFault(t, c, "1=hang", "", "0")
 				child := s.childPid(t)
 				require.False(t, lockFree(t, s.lock), "the lock is held while a run goes")

@@ -40,9 +40,10 @@ func runPRFault(t *testing.T, repo, fault, side string, extra ...string) (int, s
 // naming the count, and pr exits 3 (main f271f84 printed "Check passed" and
 // exited 0). Likewise a failure at the base only.
 func TestPRFailedBenchmarkFailsCheck(t *testing.T) {
-	repo := faultRepo(t, false)
 	for _, side := range []string{"head", "base"} {
 		t.Run(side, func(t *testing.T) {
+			t.Parallel()
+			repo := faultRepo(t, false) // its own: worktrees are counted
 			code, stdout, stderr, _ := runPRFault(t, repo, "*=crash", side, "-max-failed", "1")
 			assert.Equal(t, 3, code)
 			assert.Contains(t, stdout, "Check failed: 1 benchmark could not be judged (-fail-on slower>3% passes only when every benchmark is): fault.Step.")
@@ -70,6 +71,7 @@ func TestPRBadBenchtime(t *testing.T) {
 // stops the run in flight, pr ends within the budget and a small grace, and
 // the unjudged benchmark fails the check (exit 1).
 func TestPRBudgetBoundsHangingRun(t *testing.T) {
+	t.Parallel()
 	repo := faultRepo(t, false)
 	const budget = 3 * time.Second
 	code, stdout, stderr, el := runPRFault(t, repo, "*=hang", "", "-budget", budget.String(), "-run-timeout", "0")
@@ -106,6 +108,7 @@ func findOut(stdout string) string {
 // writes it) builds at the base, in its temporary worktree (main f271f84:
 // "replacement directory ../dep does not exist", exit 3).
 func TestPRRelativeReplace(t *testing.T) {
+	t.Parallel()
 	repo := faultRepo(t, true)
 	code, stdout, stderr, _ := runPRFault(t, repo, "", "", "-max-rounds", "2")
 	assert.Equal(t, 0, code)
@@ -120,6 +123,7 @@ func TestPRRelativeReplace(t *testing.T) {
 // A base revision that does not exist is a build failure: exit 3, and
 // nothing is left registered.
 func TestPRBuildFailureExit3(t *testing.T) {
+	t.Parallel()
 	repo := faultRepo(t, false)
 	dir := t.TempDir()
 	cmd := exec.Command(buildDecodegap(t), "pr", "-base", "no-such-ref", "-o", filepath.Join(dir, "out.txt"), "-lock-path", filepath.Join(dir, "lock"), "./...")
