@@ -146,55 +146,56 @@ func runCalibrate(args []string, stdout, stderr io.Writer) int {
 		defer unlock()
 	}
 	fmt.Fprintf(stderr, "decodegap calibrate: %d runs (a, a2 and null × %d rounds, seed %d) of %s\n", plan.Runs(), *rounds, *seed, strings.Join(cmdArgs, " "))
-	runner := &interleave.Runner{Plan: plan, Out: sink, Progress: stderr, Timeout: rf.runnerTimeout(), MaxFailed: rf.maxFailed,
-		OnRun: func(r interleave.Run) bool {
-			if r.Err != nil {
-				fmt.Fprintf(stderr, "decodegap calibrate: lost %s\n", lostLine(r.Err))
-			}
-			return false
-		}}
-	if *screen {
-		if sc, why := newScreener(); sc != nil {
-			runner.Screener = sc
-		} else {
-			runner.NoScreen = why
+	status, ok := runCalibrateRounds(ctx, &interleave.Runner{Plan: plan, Out: sink, Progress: stderr}, rf, *screen, stderr)
+	if !ok {
+		return status
+	}
+	unitList := splitUnits(*units)
+	rows, err := calibrateRows(buf.Bytes(), unitList)
+	if err != nil {
+		fmt.Fprintf(stderr, "decodegap calibrate: %v\n", err)
+		if status == 130 {
+			return status // interrupted: too little finished to judge
 		}
+		return 1
+	}
+	writeCalibration(stdout, rows, loadAverage())
+	return status
+}
+
+// runCalibrateRounds runs r's plan with the -run-timeout and -max-failed of
+// rf, naming each lost run on stderr. It returns the exit status so far (0,
+// 1 when a run was lost, 130 when interrupted) and ok true when what
+// finished is to be judged.
+func runCalibrateRounds(ctx context.Context, r *interleave.Runner, rf runFlags, screen bool, stderr io.Writer) (status int, ok bool) {
+	r.Timeout, r.MaxFailed = rf.runnerTimeout(), rf.maxFailed
+	r.OnRun = func(run interleave.Run) bool {
+		if run.Err != nil {
+			fmt.Fprintf(stderr, "decodegap calibrate: lost %s\n", lostLine(run.Err))
+		}
+		return false
+	}
+	if !screen {
+		r.NoScreen = "screening turned off (-screen=false)"
+	} else if sc, why := newScreener(); sc != nil {
+		r.Screener = sc
 	} else {
-		runner.NoScreen = "screening turned off (-screen=false)"
+		r.NoScreen = why
 	}
-	runs, runErr := runner.Run(ctx)
-	status := 0
-	lost := 0
-	for _, r := range runs {
-		if r.Err != nil {
-			lost++
-		}
-	}
-	if lost > 0 {
-		fmt.Fprintf(stderr, "decodegap calibrate: %d of %d runs lost; the MDE is from the rest\n", lost, len(runs))
+	runs, runErr := r.Run(ctx)
+	if n := lostBlocks(runs); n > 0 {
+		fmt.Fprintf(stderr, "decodegap calibrate: %d of %d runs lost; the MDE is from the rest\n", n, len(runs))
 		status = 1
 	}
 	if runErr != nil {
 		if ctx.Err() == nil {
 			fmt.Fprintf(stderr, "decodegap calibrate: more than -max-failed %d runs lost, so the rest were not run: %v\n", rf.maxFailed, runErr)
-			return 1
+			return 1, false
 		}
 		fmt.Fprintf(stderr, "decodegap calibrate: %v; judging the %d finished runs\n", runErr, len(runs))
 		status = 130
 	}
-	var unitList []string
-	for _, u := range strings.Split(*units, ",") {
-		if u = strings.TrimSpace(u); u != "" {
-			unitList = append(unitList, u)
-		}
-	}
-	rows, err := calibrateRows(buf.Bytes(), unitList)
-	if err != nil {
-		fmt.Fprintf(stderr, "decodegap calibrate: %v\n", err)
-		return 1
-	}
-	writeCalibration(stdout, rows, loadAverage())
-	return status
+	return status, true
 }
 
 // calibration is one benchmark and metric's A/A figures.

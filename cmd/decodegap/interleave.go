@@ -57,7 +57,7 @@ interrupt loses nothing finished), with arm:, round: and screen: lines:
 (the command prints these lines with the real arm names at the end)
 At the end the verdict table is printed on stdout; progress goes to stderr.
 
-Each run is its own process group. A run still going after -timeout is
+Each run is its own process group. A run still going after -run-timeout is
 stopped (SIGINT to its group, SIGKILL 2s later); a run that crashes, times
 out, or prints no, malformed or duplicated results is lost: its cause is
 written to the output file and shown on stderr, the rounds go on, and the
@@ -139,8 +139,8 @@ func runInterleave(args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&f.lock, "lock", true, "hold the host lock while running (see 'decodegap lock')")
 	fs.StringVar(&f.lockPath, "lock-path", hostmon.DefaultLockPath(), "host lock `file`")
 	fs.BoolVar(&f.screen, "screen", true, "screen the host for contention over each run (screen: line)")
-	fs.DurationVar(&f.timeout, "timeout", 10*time.Minute, "stop a run still going after `duration` and count it lost; 0 means no limit")
-	fs.DurationVar(&f.timeout, "run-timeout", 10*time.Minute, "the same as -timeout: the `duration` flag every command that runs benchmarks shares")
+	fs.DurationVar(&f.timeout, "run-timeout", 10*time.Minute, "stop a run still going after `duration` and count it lost; 0 means no limit (the flag every command that runs benchmarks shares)")
+	fs.DurationVar(&f.timeout, "timeout", 10*time.Minute, "the old name of -run-timeout")
 	fs.IntVar(&f.maxFailed, "max-failed", 3, "stop the rounds after more than `n` lost runs (crashed, timed out, no or malformed results)")
 	fs.StringVar(&f.plot, "plot", "", "also draw each verdict to `file` (.svg or .png): per-round ratios, the null band, the CI; with several verdicts, the candidate and unit are added to the name")
 	if err := fs.Parse(args); err != nil {
@@ -179,7 +179,7 @@ func runInterleave(args []string, stdout, stderr io.Writer) int {
 		f.rounds = f.maxRounds
 	}
 	if f.timeout < 0 {
-		return usageErr("-timeout %v: must be ≥ 0 (0 means no limit)", f.timeout)
+		return usageErr("-run-timeout %v: must be ≥ 0 (0 means no limit)", f.timeout)
 	}
 	if f.maxFailed < 0 {
 		return usageErr("-max-failed %d: must be ≥ 0 (0 stops at the first lost run)", f.maxFailed)
@@ -392,7 +392,7 @@ func runInterleave(args []string, stdout, stderr io.Writer) int {
 func lostLine(e *interleave.RunError) string {
 	head := fmt.Sprintf("round %d arm %s: ", e.Round, e.Arm)
 	if e.Cause == interleave.TimedOut {
-		return head + fmt.Sprintf("timed out: still running after -timeout %v, so it was stopped", e.Timeout)
+		return head + fmt.Sprintf("timed out: still running after -run-timeout %v, so it was stopped", e.Timeout)
 	}
 	msg := e.Err.Error()
 	if i := strings.IndexByte(msg, '\n'); i >= 0 {

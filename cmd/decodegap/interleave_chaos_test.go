@@ -81,7 +81,7 @@ func TestInterleaveChaos(t *testing.T) {
 	assert.Contains(t, table, "\nlost runs (6; their arm has no value in that round):\n")
 	want := map[string]string{
 		"crash":   "failed: exit status 2",
-		"hang":    "timed out: still running after -timeout 3s, so it was stopped",
+		"hang":    "timed out: still running after -run-timeout 3s, so it was stopped",
 		"garbage": "no results: it exited 0 but printed no benchmark results",
 		"inf":     "malformed result: line 1 of its output gives +Inf ns/op, not a finite number",
 		"dup":     "duplicated result: lines 1 and 2 of its output both give a result of BenchmarkStep-2",

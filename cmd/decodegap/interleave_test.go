@@ -180,7 +180,7 @@ func TestInterleaveUsageErrors(t *testing.T) {
 		{[]string{"a=" + exe, "b=" + filepath.Join(dir, "missing")}, fmt.Sprintf("arm b: stat %s: no such file or directory: TARGET must be a test binary or a package directory", filepath.Join(dir, "missing"))},
 		{[]string{"-rounds", "0", "a=" + exe, "b=" + exe}, "-rounds 0: need at least 1 (4 or more for a verdict)"},
 		{[]string{"-rounds", "1000000001", "a=" + exe, "b=" + exe}, "-rounds 1000000001: at most 1000000000"},
-		{[]string{"-timeout", "-1s", "a=" + exe, "b=" + exe}, "-timeout -1s: must be ≥ 0 (0 means no limit)"},
+		{[]string{"-timeout", "-1s", "a=" + exe, "b=" + exe}, "-run-timeout -1s: must be ≥ 0 (0 means no limit)"},
 		{[]string{"-max-failed", "-1", "a=" + exe, "b=" + exe}, "-max-failed -1: must be ≥ 0 (0 stops at the first lost run)"},
 		{[]string{"-o", exists, "-lock=false", "a=" + exe, "b=" + exe}, fmt.Sprintf("-o %s: the file exists; give another name, or remove it", exists)},
 	} {
@@ -196,6 +196,7 @@ func TestInterleaveUsageErrors(t *testing.T) {
 	assert.Contains(t, stderr.String(), "tests to run beside the benchmarks (^$ matches none) (default \"^$\")")
 	assert.NotContains(t, stderr.String(), "(the default runs no tests)")
 	assert.Contains(t, stderr.String(), "-timeout duration")
+	assert.Contains(t, stderr.String(), "-run-timeout duration")
 }
 
 // A package without test files builds nothing; the message says so.

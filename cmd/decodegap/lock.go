@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"flag"
@@ -9,8 +10,12 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"strconv"
+	"strings"
 	"syscall"
+	"time"
 
+	"github.com/prometheus/procfs"
 	"golang.org/x/sys/unix"
 
 	"github.com/gapbench/gapbench/hostmon"
@@ -35,7 +40,11 @@ CMD ends. SIGINT, SIGTERM and SIGHUP sent to decodegap lock are passed on to
 CMD's process group; CMD decides what to do. When CMD ends, whatever is left
 in its group is killed, and only then is the lock released. If decodegap
 lock itself is killed (SIGKILL), CMD is killed too (a parent-death signal),
-and CMD holds the lock (its descriptor is inherited) until it is gone.
+and a watcher process (decodegap again, in a session of its own, holding
+the lock) kills
+what is left in CMD's group and releases the lock when the group is gone;
+CMD holds the lock too (its descriptor is inherited). A process that CMD
+moved out of its group is not watched.
 A holder that died has released the lock already: its successor takes over.
 'decodegap interleave', 'ort', 'calibrate' and 'pr' take the same lock.
 
@@ -47,6 +56,9 @@ flags:
 `
 
 func runLock(args []string, stdout, stderr io.Writer) int {
+	if os.Getenv(lockWatchEnv) != "" {
+		return runLockWatch()
+	}
 	fl := flag.NewFlagSet("lock", flag.ContinueOnError)
 	fl.SetOutput(stderr)
 	fl.Usage = func() { fmt.Fprint(stderr, lockUsage); fl.PrintDefaults() }
@@ -95,6 +107,11 @@ func runLock(args []string, stdout, stderr io.Writer) int {
 	if fg {
 		cmd.SysProcAttr = &syscall.SysProcAttr{Foreground: true, Ctty: tty}
 	}
+	watch, err := startLockWatch(l.File())
+	if err != nil {
+		fmt.Fprintf(stderr, "decodegap lock: no watcher for the command's group (%v): if decodegap lock is killed, what the command started may outlive it\n", err)
+	}
+	defer watch.end()
 	if err := runner.Start(cmd); err != nil {
 		fmt.Fprintf(stderr, "decodegap lock: %v\n", err)
 		return 1
@@ -103,6 +120,7 @@ func runLock(args []string, stdout, stderr io.Writer) int {
 		defer takeForeground(tty)
 	}
 	pid := cmd.Process.Pid
+	watch.watch(pid)
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	for {
@@ -128,6 +146,105 @@ func runLock(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// lockWatchEnv, in decodegap lock's environment, makes it the watcher of
+// startLockWatch.
+const lockWatchEnv = "DECODEGAP_LOCK_WATCH"
+
+// lockWatch is the watcher of the command's process group: this program
+// again, in a session of its own, holding the lock file (descriptor 3) and
+// the read end of a pipe (descriptor 4) whose write end only this process
+// holds. It is started before the command, and told the command's group
+// (watch) once it runs. When this process ends normally, end tells the
+// watcher so and it exits. When this process is killed outright, the pipe
+// closes without a word: the watcher kills the group (the command's own
+// children, which the command's parent-death signal does not reach) and
+// holds the lock until no process of the group runs (at most 5 s).
+type lockWatch struct {
+	pw *os.File
+	w  *exec.Cmd
+}
+
+// startLockWatch starts the watcher. A test binary (a name ending in
+// .test, running the command in-process) starts none: it returns nil.
+func startLockWatch(lock *os.File) (*lockWatch, error) {
+	self, err := os.Executable()
+	if err != nil || strings.HasSuffix(self, ".test") {
+		return nil, err
+	}
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	w := exec.Command(self, "lock")
+	w.Env = append(os.Environ(), lockWatchEnv+"=1")
+	w.ExtraFiles = []*os.File{lock, pr}
+	// Its own session: no terminal signal reaches it, and no
+	// parent-death signal either (it must outlive this process).
+	w.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	err = w.Start()
+	pr.Close()
+	if err != nil {
+		pw.Close()
+		return nil, err
+	}
+	return &lockWatch{pw: pw, w: w}, nil
+}
+
+// watch tells the watcher the command's process group.
+func (l *lockWatch) watch(pgid int) {
+	if l != nil {
+		fmt.Fprintf(l.pw, "%d\n", pgid)
+	}
+}
+
+// end tells the watcher that this process ended normally, and waits for it.
+func (l *lockWatch) end() {
+	if l != nil {
+		fmt.Fprintln(l.pw, "done")
+		l.pw.Close()
+		l.w.Wait()
+	}
+}
+
+// runLockWatch is the watcher (lockWatch).
+func runLockWatch() int {
+	signal.Ignore(runner.Signals...)
+	in := bufio.NewScanner(os.NewFile(4, "decodegap lock"))
+	g := 0
+	for in.Scan() {
+		if in.Text() == "done" {
+			return 0 // decodegap lock ended normally and killed the group itself
+		}
+		g, _ = strconv.Atoi(in.Text())
+	}
+	if g <= 1 {
+		return 0 // killed before the command ran
+	}
+	// Killed: kill the group until no process of it runs (a zombie, one
+	// the kernel is ending, runs nothing).
+	deadline := time.Now().Add(5 * time.Second)
+	for syscall.Kill(-g, syscall.SIGKILL) == nil && groupRuns(g) && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	return 0
+}
+
+// groupRuns reports whether a process of group g exists that is neither a
+// zombie nor exiting (PF_EXITING); true when /proc cannot be read.
+func groupRuns(g int) bool {
+	procs, err := procfs.AllProcs()
+	if err != nil {
+		return true
+	}
+	for _, p := range procs {
+		st, err := p.Stat()
+		if err == nil && st.PGRP == g && st.State != "Z" && st.State != "X" && st.Flags&0x4 == 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // foregroundTTY returns standard input's descriptor and true when it is a

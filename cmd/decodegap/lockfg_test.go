@@ -101,17 +101,21 @@ func TestLockCommandKilledParent(t *testing.T) {
 	require.NoError(t, cmd.Process.Kill())
 	cmd.Wait()
 	for {
-		alive := !processGone0(pid)
+		// A process that the kernel is ending (PF_EXITING) has closed
+		// its files, the lock among them, before it shows as a zombie:
+		// it runs nothing any more. The lock first: a process that runs
+		// after the lock was seen free ran while it was free.
 		free := lockFree(t, path)
+		alive := processRunning(pid)
 		require.False(t, alive && free, "the command %d runs while the lock is free", pid)
-		if !alive {
+		if processGone0(pid) {
 			break
 		}
 		require.Less(t, time.Since(t0), 5*time.Second, "the command outlived decodegap lock's SIGKILL")
 		time.Sleep(time.Millisecond)
 	}
 	t.Logf("command gone %v after SIGKILL of decodegap lock", time.Since(t0))
-	assert.True(t, lockFree(t, path))
+	require.Eventually(t, func() bool { return lockFree(t, path) }, 10*time.Second, 5*time.Millisecond, "the watcher keeps the lock")
 }
 
 // processGone0 reports, without waiting, whether pid has exited.
@@ -124,6 +128,22 @@ func processGone0(pid int) bool {
 	return len(f) > 0 && (f[0] == "Z" || f[0] == "X")
 }
 
+// processRunning reports whether pid exists and is not exiting: not a
+// zombie, and without the kernel's PF_EXITING flag (0x4 in the flags field
+// of /proc/PID/stat), which do_exit sets before it closes the files.
+func processRunning(pid int) bool {
+	st, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	f := strings.Fields(string(st[bytes.LastIndexByte(st, ')')+1:]))
+	if len(f) < 7 || f[0] == "Z" || f[0] == "X" {
+		return false
+	}
+	flags, err := strconv.ParseUint(f[6], 10, 64)
+	return err == nil && flags&0x4 == 0
+}
+
 // lockFree reports whether the host lock at path can be taken now.
 func lockFree(t *testing.T, path string) bool {
 	f, err := os.Open(path)
@@ -134,4 +154,35 @@ func lockFree(t *testing.T, path string) bool {
 	}
 	unix.Flock(int(f.Fd()), unix.LOCK_UN)
 	return true
+}
+
+// SIGKILL of decodegap lock while its command's child runs, a child that
+// has closed the lock's descriptor (as go test's test binary does): the
+// watcher kills it and holds the lock until it is gone.
+func TestLockCommandKilledParentGrandchild(t *testing.T) {
+	bin := buildDecodegap(t)
+	path := filepath.Join(t.TempDir(), "host.lock")
+	cmd := exec.Command(bin, "lock", "-path", path, "--", "sh", "-c", "sleep 300 3>&- & echo $!; wait")
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	require.NoError(t, err)
+	pid, err := strconv.Atoi(strings.TrimSpace(line))
+	require.NoError(t, err)
+	t0 := time.Now()
+	require.NoError(t, cmd.Process.Kill())
+	cmd.Wait()
+	for {
+		free := lockFree(t, path)
+		alive := processRunning(pid)
+		require.False(t, alive && free, "the command's child %d runs while the lock is free", pid)
+		if processGone0(pid) {
+			break
+		}
+		require.Less(t, time.Since(t0), 5*time.Second, "the command's child outlived decodegap lock's SIGKILL")
+		time.Sleep(time.Millisecond)
+	}
+	t.Logf("the command's child gone %v after SIGKILL of decodegap lock", time.Since(t0))
+	require.Eventually(t, func() bool { return lockFree(t, path) }, 10*time.Second, 10*time.Millisecond, "the watcher keeps the lock")
 }

@@ -220,26 +220,7 @@ func runPR(args []string, stdout, stderr io.Writer) int {
 	}
 	defer build.Close()
 
-	testArgs := []string{"-test.run=^$", "-test.count=1"}
-	var jobs []*prreport.Job
-	var unjudged []prreport.Unjudged
-	for _, p := range build.Packages {
-		for _, name := range p.Benchmarks {
-			if !benchRE.MatchString(name) {
-				continue
-			}
-			bench := "-test.bench=^" + regexp.QuoteMeta(name) + "$"
-			jobs = append(jobs, &prreport.Job{Pkg: p.ImportPath, Name: name,
-				Base: interleave.Arm{Name: prreport.ArmBase, Args: append([]string{p.BaseBin, bench}, testArgs...), Dir: p.BaseDir},
-				Head: interleave.Arm{Name: prreport.ArmHead, Args: append([]string{p.HeadBin, bench}, testArgs...), Dir: p.HeadDir}})
-		}
-		for _, n := range p.OnlyBase {
-			unjudged = append(unjudged, prreport.Unjudged{Pkg: p.ImportPath, Name: n, Why: prreport.UnjudgedOnlyBase})
-		}
-		for _, n := range p.OnlyHead {
-			unjudged = append(unjudged, prreport.Unjudged{Pkg: p.ImportPath, Name: n, Why: prreport.UnjudgedOnlyHead})
-		}
-	}
+	jobs, unjudged := prJobs(build, benchRE)
 	if len(jobs) == 0 {
 		return fail("no benchmark matching -bench %q in %s at both revisions", f.bench, strings.Join(pkgs, " "))
 	}
@@ -267,22 +248,8 @@ func runPR(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stderr, "decodegap pr: %d benchmarks in %d packages, budget %v, results into %s\n", len(jobs), len(build.Packages), f.budget, f.out)
 
 	runner := &prreport.ProcessRunner{Seed: f.seed, Benchtime: f.benchtime, Log: stderr, Timeout: f.run.runnerTimeout()}
-	if f.screen {
-		if sc, why := newScreener(); sc != nil {
-			runner.Screener = sc
-		} else {
-			runner.NoScreen = why
-			fmt.Fprintf(stderr, "decodegap pr: screen: unavailable: %s\n", why)
-		}
-	} else {
-		runner.NoScreen = "screening turned off (-screen=false)"
-	}
-	var units []string
-	for _, u := range strings.Split(f.units, ",") {
-		if u = strings.TrimSpace(u); u != "" {
-			units = append(units, u)
-		}
-	}
+	runner.Screener, runner.NoScreen = prScreener(f.screen, stderr)
+	units := splitUnits(f.units)
 	opt := nullband.Options{Confidence: 1 - f.alpha, Delta: float64(f.delta), MaxRounds: f.maxRounds, MinRounds: f.minRounds}
 	sched := &prreport.Scheduler{Jobs: jobs, Runner: runner, Options: f.shard.options(opt), Units: units,
 		Budget: f.budget, MaxFailed: f.run.maxFailed, Out: file, Progress: stderr} // [shard hook] options: a shard's share in full
@@ -336,6 +303,56 @@ func runPR(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	return prStatus(status, jobs, rows, rep.Unjudged, failOn, stderr)
+}
+
+// prScreener returns the contention screener, or why there is none.
+func prScreener(on bool, stderr io.Writer) (interleave.Screener, string) {
+	if !on {
+		return nil, "screening turned off (-screen=false)"
+	}
+	sc, why := newScreener()
+	if sc == nil {
+		fmt.Fprintf(stderr, "decodegap pr: screen: unavailable: %s\n", why)
+		return nil, why
+	}
+	return sc, ""
+}
+
+// splitUnits splits a comma-separated -unit list, dropping empty items.
+func splitUnits(s string) []string {
+	var units []string
+	for _, u := range strings.Split(s, ",") {
+		if u = strings.TrimSpace(u); u != "" {
+			units = append(units, u)
+		}
+	}
+	return units
+}
+
+// prJobs makes a Job of every benchmark at both sides that benchRE
+// matches, and lists those at one side only as unjudged.
+func prJobs(build *prreport.Build, benchRE *regexp.Regexp) ([]*prreport.Job, []prreport.Unjudged) {
+	testArgs := []string{"-test.run=^$", "-test.count=1"}
+	var jobs []*prreport.Job
+	var unjudged []prreport.Unjudged
+	for _, p := range build.Packages {
+		for _, name := range p.Benchmarks {
+			if !benchRE.MatchString(name) {
+				continue
+			}
+			bench := "-test.bench=^" + regexp.QuoteMeta(name) + "$"
+			jobs = append(jobs, &prreport.Job{Pkg: p.ImportPath, Name: name,
+				Base: interleave.Arm{Name: prreport.ArmBase, Args: append([]string{p.BaseBin, bench}, testArgs...), Dir: p.BaseDir},
+				Head: interleave.Arm{Name: prreport.ArmHead, Args: append([]string{p.HeadBin, bench}, testArgs...), Dir: p.HeadDir}})
+		}
+		for _, n := range p.OnlyBase {
+			unjudged = append(unjudged, prreport.Unjudged{Pkg: p.ImportPath, Name: n, Why: prreport.UnjudgedOnlyBase})
+		}
+		for _, n := range p.OnlyHead {
+			unjudged = append(unjudged, prreport.Unjudged{Pkg: p.ImportPath, Name: n, Why: prreport.UnjudgedOnlyHead})
+		}
+	}
+	return jobs, unjudged
 }
 
 // prStatus is the exit status once the report is out: status (130 when

@@ -175,6 +175,18 @@ func Prepare(ctx context.Context, c BuildConfig) (*Build, error) {
 	if err != nil {
 		return nil, fmt.Errorf("head: %w", err)
 	}
+	if err := b.addPackages(ctx, basePkgs, headPkgs, logf); err != nil {
+		return nil, err
+	}
+	ok = true
+	return b, nil
+}
+
+// addPackages builds and lists each package found at both sides, and notes
+// those found at one side only in b.Skipped.
+func (b *Build) addPackages(ctx context.Context, basePkgs, headPkgs []listedPkg, logf func(string, ...any)) error {
+	tmp := b.tmp
+	var err error
 	baseDir := map[string]string{}
 	for _, p := range basePkgs {
 		baseDir[p.importPath] = p.dir
@@ -197,10 +209,10 @@ func Prepare(ctx context.Context, c BuildConfig) (*Build, error) {
 		}{{"base", p.BaseDir, p.BaseBin, &baseList}, {"head", p.HeadDir, p.HeadBin, &headList}} {
 			logf("%s: go test -c %s", s.name, p.ImportPath)
 			if err := buildTest(ctx, s.dir, s.bin); err != nil {
-				return nil, fmt.Errorf("%s: %s: %w", s.name, p.ImportPath, err)
+				return fmt.Errorf("%s: %s: %w", s.name, p.ImportPath, err)
 			}
 			if *s.list, err = listBenchmarks(ctx, s.dir, s.bin); err != nil {
-				return nil, fmt.Errorf("%s: %s: %w", s.name, p.ImportPath, err)
+				return fmt.Errorf("%s: %s: %w", s.name, p.ImportPath, err)
 			}
 		}
 		for _, n := range headList {
@@ -224,8 +236,7 @@ func Prepare(ctx context.Context, c BuildConfig) (*Build, error) {
 			b.Skipped = append(b.Skipped, p.importPath+" (base only)")
 		}
 	}
-	ok = true
-	return b, nil
+	return nil
 }
 
 // Close removes the worktrees (from git's list too) and the binaries. It
