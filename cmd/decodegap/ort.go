@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -183,46 +184,7 @@ func runORT(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stderr, ortUsage)
 		fs.PrintDefaults()
 	}
-	fs.BoolVar(&f.list, "list", false, "print the model's signature, dynamic axes and the state pairs it will carry, and exit")
-	fs.Var(&f.dims, "dims", "dynamic axes, `NAME=SIZE[,...]`: a symbolic name (batch=1) or INPUT@AXIS=SIZE for an unnamed one; repeatable")
-	fs.Var(&f.shapes, "shape", "an input's whole shape, `INPUT=DxDx...` (input=1x512); repeatable")
-	fs.Var(&f.inputs, "input", "an input's fill, `INPUT=SPEC`: zeros (the default), a number, rand, rand:LO,HI, or file:PATH (raw little-endian elements, one tensor per step, cycled); repeatable")
-	fs.Var(&f.state, "state", "carry an output into an input after each step, `OUTPUT=INPUT`; repeatable, beside the automatic rule")
-	fs.BoolVar(&f.noAuto, "no-auto-state", false, "carry only the -state pairs, not those of the automatic rule (see -list)")
-	fs.Uint64Var(&f.seed, "seed", 0, "`seed` of the round order, the rand fills and random gaps; 0 draws one (it is printed)")
-	fs.Var(&f.arms, "arm", "an arm's session options, `[NAME:]KEY=VALUE,...` (see above); the first is the base; repeatable")
-	fs.DurationVar(&f.gap, "gap", 0, "mean idle `gap` before each step (0: back to back)")
-	fs.StringVar(&f.gapKind, "gap-kind", "hybrid", "how the gap is spent: hybrid, sleep or busy")
-	fs.StringVar(&f.gapShape, "gap-shape", "constant", "how the gap varies: constant, uniform (±-jitter) or exponential")
-	fs.Float64Var(&f.jitter, "jitter", 0, "half-width of a uniform gap as a `fraction` of -gap")
-	fs.IntVar(&f.warmup, "warmup", 32, "`steps` run and discarded at the start of each block")
-	fs.IntVar(&f.sessions, "sessions", 0, "run `N` independent instances at once, released together each step (decodegap's RunConfig.Sessions); 0 and 1 mean one")
-	fs.IntVar(&f.cores, "cores", 0, "confine each block to `N` physical cores, one logical CPU each (RunConfig.Budget.Cores); 0 does not confine")
-	fs.StringVar(&f.cpus, "cpus", "", "confine each block to these logical CPUs, `LIST` like 0,2-3 (RunConfig.Budget.CPUs); wins over -cores")
-	fs.StringVar(&f.benchtime, "benchtime", "600x", "steps per block (`Nx`), or a duration (2s) as go test reads it")
-	fs.IntVar(&f.rounds, "rounds", 10, "number of `rounds`")
-	fs.BoolVar(&f.until, "until-decided", false, "run rounds until every judged metric is decided (faster, slower or equivalent), at most -max-rounds; the test accounts for the repeated looks")
-	fs.IntVar(&f.maxRounds, "max-rounds", 0, "with -until-decided, the most `rounds` to run")
-	fs.IntVar(&f.parity, "parity", 32, "`steps` of the parity check of every arm against the first (0: none)")
-	fs.StringVar(&f.tol, "tol", "1e-5,1e-4", "parity tolerance `ABS,REL`: |cand−ref| ≤ ABS + REL×|ref|")
-	fs.Var(&f.tolOutputs, "tol-output", "one output's parity tolerance, `OUTPUT=ABS,REL`; repeatable")
-	fs.StringVar(&f.out, "o", "", "output `file` (Go benchmark format); must not exist; default ort-YYYYMMDD-HHMMSS.txt")
-	fs.StringVar(&f.units, "unit", "sec/op,p50-sec/op,cpu/wall", "comma-separated `units` to judge")
-	fs.Float64Var(&f.delta, "delta", 0.02, "equivalence margin as a `fraction`: B/A within ±delta is equivalent")
-	fs.BoolVar(&f.lock, "lock", true, "hold the host lock while running (see 'decodegap lock')")
-	fs.StringVar(&f.lockPath, "lock-path", hostmon.DefaultLockPath(), "host lock `file`")
-	fs.BoolVar(&f.screen, "screen", true, "screen the host for contention over each block (screen: line)")
-	fs.StringVar(&f.slo, "slo", "", "latency objective `pN=LIMIT[@CONF]` (p99=5ms, p99.9=20ms@90%; RunConfig.SLO): every block is judged on its bound (response time with -open, step latency otherwise) and each arm's blocks that met it are counted")
-	fs.BoolVar(&f.open, "open", false, "open loop: -gap is the mean time between arrivals scheduled in advance (per session), steps queue behind an overrun, and response times are reported (resp-p99-ns/op, ...)")
-	fs.BoolVar(&f.search, "search", false, "with -slo: instead of rounds, search each arm's highest arrival rate per session that meets the objective (open loop, from 1/-gap, bracketing then bisecting; one process per arm, every probe -benchtime steps, all into -o)")
-	fs.Float64Var(&f.maxRate, "max-rate", 0, "with -search, the highest arrival `rate` per second probed (0: no cap)")
-	f.run.register(fs, "block")
-	fs.BoolVar(&f.strict, "strict-fills", false, "refuse to run when a sample rate (sr) or another scalar input has no -input and would be zeros (ort.ModelConfig.StrictFills); without it they are warned about")
-	fs.IntVar(&f.decode.prefill, "prefill", 0, "with -decode: the prompt's `tokens` (llama-bench's -p; its -d is the prompt of the depth to decode at): one step of that sequence length where the model allows it, else one step a token; its time is the time to first token")
-	fs.IntVar(&f.decode.tokens, "decode", 0, "growing-context decode: `M` tokens a generation after the prefill (llama-bench's -n), each step's present.* fed back as past_key_values.* with no window and the gap before each token; a block holds whole generations (-benchtime Nx: ⌈N/M⌉ of them); 0 runs the windowed step (a KV cache of the -dims past length)")
-	fs.StringVar(&f.decode.buckets, "buckets", "", "with -decode: the context depth buckets' lower bounds, `LIST` like 32,512,1024,1536; one benchmark line each (Model/prefill=P/ctx=A..B); default four equal buckets")
-	fs.StringVar(&f.decode.tokenInput, "token-input", "", "with -decode: the token ids input's `NAME` (default input_ids, or the only integer input of rank 2)")
-	fs.StringVar(&f.child, "child", "", "internal: run one arm's block as a benchmark process (`JSON`)")
+	f.register(fs)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -263,37 +225,8 @@ func runORT(args []string, stdout, stderr io.Writer) int {
 	if f.decode.on() && !set["unit"] {
 		f.units = "sec/op,p50-sec/op" // per line; a depth bucket has no CPU figure of its own
 	}
-	if f.slo != "" {
-		if _, err := decodegap.ParseSLO(f.slo); err != nil {
-			return usageErr("-slo: %v", err)
-		}
-	}
-	switch {
-	case f.search && f.slo == "":
-		return usageErr("-search needs -slo, the objective to search for, e.g. -slo p99=32ms")
-	case f.search && (set["rounds"] || f.until || set["max-rounds"]):
-		return usageErr("-search runs one search per arm, not rounds: drop -rounds, -until-decided and -max-rounds")
-	case f.search && f.gap <= 0:
-		return usageErr("-search starts at the arrival rate 1/-gap: give -gap > 0 (e.g. -gap 32ms starts at 31.25/s)")
-	case set["max-rate"] && !f.search:
-		return usageErr("-max-rate without -search: it caps the rates the search probes")
-	case f.maxRate < 0 || (f.maxRate > 0 && f.gap > 0 && f.maxRate < float64(time.Second)/float64(f.gap)):
-		return usageErr("-max-rate %v: need 0 (no cap) or at least the first rate probed, 1/-gap = %.4g/s", f.maxRate, float64(time.Second)/float64(f.gap))
-	case f.open && f.gap <= 0:
-		return usageErr("-open needs -gap > 0, the mean time between arrivals (e.g. -gap 32ms: 31.25 arrivals/s per session)")
-	}
-	if f.search {
-		f.open = true
-	}
-	switch {
-	case f.until && set["rounds"]:
-		return usageErr("-rounds with -until-decided: give the most rounds with -max-rounds")
-	case f.until && (f.maxRounds < fewestRounds || f.maxRounds > maxRounds):
-		return usageErr("-max-rounds %d: need %d to %d with -until-decided (%d rounds give the first 95%% CI, %d for 2–3 units under Holm)", f.maxRounds, fewestRounds, maxRounds, fewestRounds, fewestHolm)
-	case !f.until && set["max-rounds"]:
-		return usageErr("-max-rounds %d without -until-decided: use -rounds for a fixed number of rounds", f.maxRounds)
-	case f.rounds < 1 || f.rounds > maxRounds:
-		return usageErr("-rounds %d: need 1 to %d (%d or more for a verdict)", f.rounds, maxRounds, fewestRounds)
+	if err := f.checkModes(set); err != nil {
+		return usageErr("%v", err)
 	}
 	if f.until {
 		f.rounds = f.maxRounds
@@ -314,6 +247,9 @@ func runORT(args []string, stdout, stderr io.Writer) int {
 		return usageErr("-sessions %d: at most %d (each session is a locked OS thread and a whole ONNX Runtime session)", f.sessions, maxORTSessions)
 	}
 	cpus, err := parseCPUList(f.cpus)
+	if err == nil {
+		err = usableCPUs(cpus)
+	}
 	if err != nil {
 		return usageErr("%v", err)
 	}
@@ -351,19 +287,10 @@ func runORT(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		abs = model
 	}
-	names := make([]string, 0, len(arms)+1)
-	var iarms []interleave.Arm
-	for _, a := range append(arms, ortArm{name: "null", opts: arms[0].opts, spec: arms[0].spec}) {
-		spec := f.childSpec(abs, cfg, a)
-		spec.CPUs = cpus
-		js, err := json.Marshal(spec)
-		if err != nil {
-			fmt.Fprintf(stderr, "decodegap ort: %v\n", err)
-			return 1
-		}
-		iarms = append(iarms, interleave.Arm{Name: a.name, Args: []string{self, "ort", "-child", string(js), "--",
-			"-test.run=^$", "-test.bench=.", "-test.count=1", "-test.benchtime=" + f.benchtime}})
-		names = append(names, a.name)
+	iarms, names, err := f.childArms(self, abs, cfg, arms, cpus)
+	if err != nil {
+		fmt.Fprintf(stderr, "decodegap ort: %v\n", err)
+		return 1
 	}
 	plan, err := interleave.NewPlan(iarms, f.rounds, f.seed)
 	if err != nil {
@@ -386,6 +313,139 @@ func runORT(args []string, stdout, stderr io.Writer) int {
 		defer unlock()
 	}
 
+	if err := f.writeHeader(file, model, arms); err != nil {
+		fmt.Fprintf(stderr, "decodegap ort: writing %s: %v\n", f.out, err)
+		return 1
+	}
+	if f.search {
+		return searchArms(ctx, f, iarms[:len(arms)], file, logPath, stdout, stderr)
+	}
+	return f.runRounds(ctx, plan, iarms, names, file, logPath, stdout, stderr)
+}
+
+// childArms returns the interleave arms that run each arm's blocks as a
+// child of this program (self), the null arm last, and their names.
+func (f *ortFlags) childArms(self, model string, cfg ort.ModelConfig, arms []ortArm, cpus []int) ([]interleave.Arm, []string, error) {
+	names := make([]string, 0, len(arms)+1)
+	var iarms []interleave.Arm
+	for _, a := range append(arms, ortArm{name: "null", opts: arms[0].opts, spec: arms[0].spec}) {
+		spec := f.childSpec(model, cfg, a)
+		spec.CPUs = cpus
+		js, err := json.Marshal(spec)
+		if err != nil {
+			return nil, nil, err
+		}
+		iarms = append(iarms, interleave.Arm{Name: a.name, Args: []string{self, "ort", "-child", string(js), "--",
+			"-test.run=^$", "-test.bench=.", "-test.count=1", "-test.benchtime=" + f.benchtime}})
+		names = append(names, a.name)
+	}
+	return iarms, names, nil
+}
+
+// register adds the ort command's flags to fs.
+func (f *ortFlags) register(fs *flag.FlagSet) {
+	fs.BoolVar(&f.list, "list", false, "print the model's signature, dynamic axes and the state pairs it will carry, and exit")
+	fs.Var(&f.dims, "dims", "dynamic axes, `NAME=SIZE[,...]`: a symbolic name (batch=1) or INPUT@AXIS=SIZE for an unnamed one; repeatable")
+	fs.Var(&f.shapes, "shape", "an input's whole shape, `INPUT=DxDx...` (input=1x512); repeatable")
+	fs.Var(&f.inputs, "input", "an input's fill, `INPUT=SPEC`: zeros (the default), a number, rand, rand:LO,HI, or file:PATH (raw little-endian elements, one tensor per step, cycled); repeatable")
+	fs.Var(&f.state, "state", "carry an output into an input after each step, `OUTPUT=INPUT`; repeatable, beside the automatic rule")
+	fs.BoolVar(&f.noAuto, "no-auto-state", false, "carry only the -state pairs, not those of the automatic rule (see -list)")
+	fs.Uint64Var(&f.seed, "seed", 0, "`seed` of the round order, the rand fills and random gaps; 0 draws one (it is printed)")
+	fs.Var(&f.arms, "arm", "an arm's session options, `[NAME:]KEY=VALUE,...` (see above); the first is the base; repeatable")
+	fs.DurationVar(&f.gap, "gap", 0, "mean idle `gap` before each step (0: back to back)")
+	fs.StringVar(&f.gapKind, "gap-kind", "hybrid", "how the gap is spent: hybrid, sleep or busy")
+	fs.StringVar(&f.gapShape, "gap-shape", "constant", "how the gap varies: constant, uniform (±-jitter) or exponential")
+	fs.Float64Var(&f.jitter, "jitter", 0, "half-width of a uniform gap as a `fraction` of -gap")
+	fs.IntVar(&f.warmup, "warmup", 32, "`steps` run and discarded at the start of each block")
+	fs.IntVar(&f.sessions, "sessions", 0, "run `N` independent instances at once, released together each step (decodegap's RunConfig.Sessions); 0 and 1 mean one")
+	fs.IntVar(&f.cores, "cores", 0, "confine each block to `N` physical cores, one logical CPU each (RunConfig.Budget.Cores); 0 does not confine")
+	fs.StringVar(&f.cpus, "cpus", "", "confine each block to these logical CPUs, `LIST` like 0,2-3 (RunConfig.Budget.CPUs); wins over -cores")
+	fs.StringVar(&f.benchtime, "benchtime", "600x", "steps per block (`Nx`), or a duration (2s) as go test reads it")
+	fs.IntVar(&f.rounds, "rounds", 10, "number of `rounds`")
+	fs.BoolVar(&f.until, "until-decided", false, "run rounds until every judged metric is decided (faster, slower or equivalent), at most -max-rounds; the test accounts for the repeated looks")
+	fs.IntVar(&f.maxRounds, "max-rounds", 0, "with -until-decided, the most `rounds` to run")
+	fs.IntVar(&f.parity, "parity", 32, "`steps` of the parity check of every arm against the first (0: none)")
+	fs.StringVar(&f.tol, "tol", "1e-5,1e-4", "parity tolerance `ABS,REL`: |cand−ref| ≤ ABS + REL×|ref|")
+	fs.Var(&f.tolOutputs, "tol-output", "one output's parity tolerance, `OUTPUT=ABS,REL`; repeatable")
+	fs.StringVar(&f.out, "o", "", "output `file` (Go benchmark format); must not exist; default ort-YYYYMMDD-HHMMSS.txt")
+	fs.StringVar(&f.units, "unit", "sec/op,p50-sec/op,cpu/wall", "comma-separated `units` to judge")
+	fs.Float64Var(&f.delta, "delta", 0.02, "equivalence margin as a `fraction`: B/A within ±delta is equivalent")
+	fs.BoolVar(&f.lock, "lock", true, "hold the host lock while running (see 'decodegap lock')")
+	fs.StringVar(&f.lockPath, "lock-path", hostmon.DefaultLockPath(), "host lock `file`")
+	fs.BoolVar(&f.screen, "screen", true, "screen the host for contention over each block (screen: line)")
+	fs.StringVar(&f.slo, "slo", "", "latency objective `pN=LIMIT[@CONF]` (p99=5ms, p99.9=20ms@90%; RunConfig.SLO): every block is judged on its bound (response time with -open, step latency otherwise) and each arm's blocks that met it are counted")
+	fs.BoolVar(&f.open, "open", false, "open loop: -gap is the mean time between arrivals scheduled in advance (per session), steps queue behind an overrun, and response times are reported (resp-p99-ns/op, ...)")
+	fs.BoolVar(&f.search, "search", false, "with -slo: instead of rounds, search each arm's highest arrival rate per session that meets the objective (open loop, from 1/-gap, bracketing then bisecting; one process per arm, every probe -benchtime steps, all into -o)")
+	fs.Float64Var(&f.maxRate, "max-rate", 0, "with -search, the highest arrival `rate` per second probed (0: no cap)")
+	f.run.register(fs, "block")
+	fs.BoolVar(&f.strict, "strict-fills", false, "refuse to run when a sample rate (sr) or another scalar input has no -input and would be zeros (ort.ModelConfig.StrictFills); without it they are warned about")
+	fs.IntVar(&f.decode.prefill, "prefill", 0, "with -decode: the prompt's `tokens` (llama-bench's -p; its -d is the prompt of the depth to decode at): one step of that sequence length where the model allows it, else one step a token; its time is the time to first token")
+	fs.IntVar(&f.decode.tokens, "decode", 0, "growing-context decode: `M` tokens a generation after the prefill (llama-bench's -n), each step's present.* fed back as past_key_values.* with no window and the gap before each token; a block holds whole generations (-benchtime Nx: ⌈N/M⌉ of them); 0 runs the windowed step (a KV cache of the -dims past length)")
+	fs.StringVar(&f.decode.buckets, "buckets", "", "with -decode: the context depth buckets' lower bounds, `LIST` like 32,512,1024,1536; one benchmark line each (Model/prefill=P/ctx=A..B); default four equal buckets")
+	fs.StringVar(&f.decode.tokenInput, "token-input", "", "with -decode: the token ids input's `NAME` (default input_ids, or the only integer input of rank 2)")
+	fs.StringVar(&f.child, "child", "", "internal: run one arm's block as a benchmark process (`JSON`)")
+}
+
+// checkModes returns a usage error, naming the flags, for a combination of
+// loop, search and rounds flags that does not go together; set holds the
+// flags given.
+func (f *ortFlags) checkModes(set map[string]bool) error {
+	switch {
+	case f.gap < 0:
+		return fmt.Errorf("-gap %v: must be ≥ 0 (0 runs the steps back to back)", f.gap)
+	case !(f.jitter >= 0 && f.jitter < 1):
+		return fmt.Errorf("-jitter %v: need a fraction of -gap in [0, 1)", f.jitter)
+	case f.warmup < 0:
+		return fmt.Errorf("-warmup %d: must be ≥ 0", f.warmup)
+	case f.parity < 0:
+		return fmt.Errorf("-parity %d: must be ≥ 0 (0: no parity check)", f.parity)
+	}
+	if f.benchtime != "" {
+		if err := checkBenchtime(f.benchtime); err != nil {
+			return fmt.Errorf("-benchtime %v", err)
+		}
+	}
+	if err := checkUnits(f.units); err != nil {
+		return err
+	}
+	if f.slo != "" {
+		if _, err := decodegap.ParseSLO(f.slo); err != nil {
+			return fmt.Errorf("-slo: %v", err)
+		}
+	}
+	switch {
+	case f.search && f.slo == "":
+		return fmt.Errorf("-search needs -slo, the objective to search for, e.g. -slo p99=32ms")
+	case f.search && (set["rounds"] || f.until || set["max-rounds"]):
+		return fmt.Errorf("-search runs one search per arm, not rounds: drop -rounds, -until-decided and -max-rounds")
+	case f.search && f.gap <= 0:
+		return fmt.Errorf("-search starts at the arrival rate 1/-gap: give -gap > 0 (e.g. -gap 32ms starts at 31.25/s)")
+	case set["max-rate"] && !f.search:
+		return fmt.Errorf("-max-rate without -search: it caps the rates the search probes")
+	case f.maxRate < 0 || (f.maxRate > 0 && f.gap > 0 && f.maxRate < float64(time.Second)/float64(f.gap)):
+		return fmt.Errorf("-max-rate %v: need 0 (no cap) or at least the first rate probed, 1/-gap = %.4g/s", f.maxRate, float64(time.Second)/float64(f.gap))
+	case f.open && f.gap <= 0:
+		return fmt.Errorf("-open needs -gap > 0, the mean time between arrivals (e.g. -gap 32ms: 31.25 arrivals/s per session)")
+	}
+	if f.search {
+		f.open = true
+	}
+	switch {
+	case f.until && set["rounds"]:
+		return fmt.Errorf("-rounds with -until-decided: give the most rounds with -max-rounds")
+	case f.until && (f.maxRounds < fewestRounds || f.maxRounds > maxRounds):
+		return fmt.Errorf("-max-rounds %d: need %d to %d with -until-decided (%d rounds give the first 95%% CI, %d for 2–3 units under Holm)", f.maxRounds, fewestRounds, maxRounds, fewestRounds, fewestHolm)
+	case !f.until && set["max-rounds"]:
+		return fmt.Errorf("-max-rounds %d without -until-decided: use -rounds for a fixed number of rounds", f.maxRounds)
+	case f.rounds < 1 || f.rounds > maxRounds:
+		return fmt.Errorf("-rounds %d: need 1 to %d (%d or more for a verdict)", f.rounds, maxRounds, fewestRounds)
+	}
+	return nil
+}
+
+// writeHeader writes the -o file's header: the model, the rounds or the
+// search, the gap, the mode and every arm's options.
+func (f *ortFlags) writeHeader(w io.Writer, model string, arms []ortArm) error {
 	var hdr bytes.Buffer
 	loop := ""
 	if f.open {
@@ -410,15 +470,16 @@ func runORT(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(&hdr, "# arm %s: %v\n", a.name, a.opts)
 	}
 	hdr.WriteByte('\n')
-	if _, err := file.Write(hdr.Bytes()); err != nil {
-		fmt.Fprintf(stderr, "decodegap ort: writing %s: %v\n", f.out, err)
-		return 1
-	}
-	if f.search {
-		return searchArms(ctx, f, iarms[:len(arms)], file, logPath, stdout, stderr)
-	}
+	_, err := w.Write(hdr.Bytes())
+	return err
+}
+
+// runRounds runs plan's blocks into file, interleaved, and judges them:
+// the census, the SLO tally and the verdict table to stdout. It returns the
+// exit status.
+func (f *ortFlags) runRounds(ctx context.Context, plan *interleave.Plan, iarms []interleave.Arm, names []string, file io.Writer, logPath string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stderr, "decodegap ort: %d blocks (%d arms + null × %d rounds, seed %d) into %s; block logs in %s\n",
-		plan.Runs(), len(arms), f.rounds, f.seed, f.out, logPath)
+		plan.Runs(), len(names)-1, f.rounds, f.seed, f.out, logPath)
 
 	jf := interleaveFlags{out: f.out, units: f.units, null: "null", delta: f.delta, untilDecided: f.until, maxRounds: f.maxRounds}
 	var written []*benchfmt.Result // every result written, for -until-decided
@@ -484,7 +545,7 @@ func runORT(args []string, stdout, stderr io.Writer) int {
 	}
 	printCensus(stdout, logPath, names)
 	if f.slo != "" {
-		printSLOTally(stdout, f, logPath, names, written)
+		printSLOTally(stdout, *f, logPath, names, written)
 	}
 	if err := judgeFile(jf, names, stdout); err != nil {
 		fmt.Fprintf(stderr, "decodegap ort: %v\n", err)

@@ -8,6 +8,8 @@ import (
 
 	"github.com/gapbench/gapbench/decodegap"
 	"github.com/gapbench/gapbench/decodegap/ort"
+	"github.com/gapbench/gapbench/hostmon"
+	"golang.org/x/sys/unix"
 )
 
 // parseORTArms parses the -arm flags.
@@ -127,27 +129,32 @@ func parseOptions(spec string) (ort.Options, error) {
 	return o, nil
 }
 
-// parseCPUList parses "0,2-3" into [0 2 3]; "" is nil.
+// parseCPUList parses -cpus ("0,2-3" into [0 2 3]; "" is nil) with
+// hostmon's parser of the kernel's list format.
 func parseCPUList(s string) ([]int, error) {
-	if strings.TrimSpace(s) == "" {
+	set, err := hostmon.ParseCPUList(s)
+	if err != nil {
+		return nil, fmt.Errorf("-cpus %q: write a list of CPUs and ranges, e.g. 0,2-3", s)
+	}
+	if len(set) == 0 {
 		return nil, nil
 	}
-	var cpus []int
-	for _, part := range strings.Split(s, ",") {
-		lo, hi, isRange := strings.Cut(strings.TrimSpace(part), "-")
-		a, err1 := strconv.Atoi(lo)
-		b, err2 := a, error(nil)
-		if isRange {
-			b, err2 = strconv.Atoi(hi)
-		}
-		if err1 != nil || err2 != nil || a < 0 || b < a {
-			return nil, fmt.Errorf("-cpus %q: write a list of CPUs and ranges, e.g. 0,2-3", s)
-		}
-		for c := a; c <= b; c++ {
-			cpus = append(cpus, c)
+	return []int(set), nil
+}
+
+// usableCPUs returns an error naming -cpus when a CPU of cpus is not one
+// this process may run on (its affinity mask).
+func usableCPUs(cpus []int) error {
+	var allowed unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &allowed); err != nil {
+		return nil // the block's own confinement reports it
+	}
+	for _, c := range cpus {
+		if !allowed.IsSet(c) {
+			return fmt.Errorf("-cpus: CPU %d is not one this process may run on", c)
 		}
 	}
-	return cpus, nil
+	return nil
 }
 
 func gapKind(s string) (decodegap.GapKind, error) {
