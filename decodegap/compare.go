@@ -16,6 +16,7 @@ import (
 
 	"github.com/gapbench/gapbench/decodegap/internal/gap"
 	"github.com/gapbench/gapbench/internal/durfmt"
+	"github.com/gapbench/gapbench/internal/report"
 	"github.com/gapbench/gapbench/internal/trace"
 	"github.com/gapbench/gapbench/nullband"
 )
@@ -136,8 +137,10 @@ type comparison struct {
 	order [][][]int
 	// res[pi][a][r] is arm a's result in round r at setting pi.
 	res [][][]*result
-	// verdicts[pi] are the verdicts at setting pi, once judged.
-	verdicts [][]armVerdict
+	// rows[pi] are the verdict rows at setting pi, once judged, and
+	// judgeErr[pi] why there are none.
+	rows     [][]report.Row
+	judgeErr []error
 }
 
 // measure runs the rounds for every -cpu setting, stopping a setting early
@@ -146,7 +149,7 @@ func (c *comparison) measure() error {
 	p := c.plan
 	c.res = make([][][]*result, len(p.procs))
 	c.order = make([][][]int, len(p.procs))
-	c.verdicts = make([][]armVerdict, len(p.procs))
+	c.rows, c.judgeErr = make([][]report.Row, len(p.procs)), make([]error, len(p.procs))
 	c.rounds = p.count
 	blocks, done := len(p.procs)*p.count*len(c.arms), 0
 	for pi, procs := range p.procs {

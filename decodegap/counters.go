@@ -1,6 +1,7 @@
 package decodegap
 
 import (
+	"math"
 	"runtime"
 	"runtime/metrics"
 	"sync"
@@ -19,6 +20,12 @@ type snapshot struct {
 	wallNs int64
 	// cpuNs is CLOCK_PROCESS_CPUTIME_ID: every thread, living or exited.
 	cpuNs int64
+	// threadNs is CLOCK_THREAD_CPUTIME_ID of the thread that took the
+	// snapshot, and tid that thread's id (0 when it could not be read):
+	// the loop's thread, locked to its goroutine, so the span's step CPU
+	// time when the step runs on that thread alone.
+	threadNs int64
+	tid      int
 	// userNs and sysNs come from getrusage(RUSAGE_SELF) (µs precision).
 	userNs, sysNs int64
 	// nvcsw and nivcsw are voluntary and involuntary context switches.
@@ -210,6 +217,10 @@ func (c *counterReader) take(s *snapshot, iter int) {
 		s.err = err
 	}
 	s.cpuNs = ts.Nano()
+	s.tid, s.threadNs = 0, 0
+	if err := unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts); err == nil {
+		s.tid, s.threadNs = unix.Gettid(), ts.Nano()
+	}
 	var ru unix.Rusage
 	if err := unix.Getrusage(unix.RUSAGE_SELF, &ru); err != nil {
 		s.err = err
@@ -361,4 +372,51 @@ func releaseSampler(kit *samplerKit) error {
 	}
 	samplers.free[k] = kit
 	return nil
+}
+
+// threadSpan is the CPU time of the loop's thread over a counter span.
+type threadSpan struct {
+	// ok is true when both snapshots read the clock of the same thread.
+	ok bool
+	// cpuNs is that thread's CPU time between them.
+	cpuNs int64
+}
+
+// threadBetween returns the loop thread's CPU time between two snapshots,
+// when the same thread took both.
+func threadBetween(first, last *snapshot) threadSpan {
+	if first.tid == 0 || first.tid != last.tid {
+		return threadSpan{}
+	}
+	return threadSpan{ok: true, cpuNs: last.threadNs - first.threadNs}
+}
+
+// threadShareMin is the least share of the process's CPU time over the
+// span that the loop's thread must have used for cpu-ns/op to read that
+// thread's clock: the step then runs on it (the rest is the runtime's GC
+// workers and the like). Below it the step uses other threads too (a
+// thread pool, sessions), and cpu-ns/op is the process's user+sys.
+const threadShareMin = 0.75
+
+// threadShare is the loop thread's share of the process CPU time over
+// the span; NaN when either is unavailable.
+func (c *counterSpan) threadShare() float64 {
+	if !c.ok || !c.thread.ok || c.cpuNs <= 0 {
+		return math.NaN()
+	}
+	return float64(c.thread.cpuNs) / float64(c.cpuNs)
+}
+
+// stepCPUNs is the CPU time per step over the span (cpu-ns/op): the loop
+// thread's clock when the step ran on that thread (threadShareMin), else
+// the process's; false when unavailable.
+func (c *counterSpan) stepCPUNs() (float64, bool) {
+	if !c.ok || c.iters() == 0 || c.cpuNs <= 0 {
+		return 0, false
+	}
+	ns := c.cpuNs
+	if sh := c.threadShare(); sh >= threadShareMin {
+		ns = c.thread.cpuNs
+	}
+	return float64(ns) / float64(c.iters()), true
 }

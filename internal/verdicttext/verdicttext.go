@@ -7,6 +7,7 @@
 package verdicttext
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -16,6 +17,7 @@ import (
 
 	"golang.org/x/perf/benchunit"
 
+	"github.com/gapbench/gapbench/internal/report"
 	"github.com/gapbench/gapbench/nullband"
 )
 
@@ -35,7 +37,41 @@ type Row struct {
 	// Err, when set, is why there is no verdict; it is written under the
 	// table.
 	Err error
+	// Check marks the null arm's row against the base: the A/A check.
+	Check bool
+	// Benchstat, when Stat is set, is benchstat's view of every round
+	// (report.Row.Benchstat), printed in the benchstat column; otherwise
+	// the column shows Verdict.Comparison.
+	Benchstat report.Benchstat
+	Stat      bool
+	// Stalled lists the rounds in which some arm's block held a stall;
+	// Relieved says the extreme-spread quarantine was lifted.
+	Stalled  []int
+	Relieved bool
 }
+
+// WriteRows is Write for the report rows every route produces
+// (internal/report): each row's benchmark, arm, unit, verdict, benchstat
+// figures and stalled rounds. The null arm's rows are marked as the A/A
+// check.
+func WriteRows(w io.Writer, rows []report.Row, n Names) error {
+	vr := make([]Row, len(rows))
+	for i, r := range rows {
+		bench := r.Bench
+		if r.Pkg != "" {
+			bench = shortPkg(r.Pkg) + "." + bench
+		}
+		vr[i] = Row{Bench: bench, Arm: r.Arm, Metric: r.Unit, Verdict: r.Verdict, Check: r.Kind == report.NullCheck,
+			Benchstat: r.Benchstat, Stat: true, Stalled: r.Stalled, Relieved: r.Relieved}
+		if r.Err != "" {
+			vr[i].Err = errors.New(r.Err)
+		}
+	}
+	return Write(w, vr, n)
+}
+
+// shortPkg is the last element of an import path.
+func shortPkg(p string) string { return p[strings.LastIndexByte(p, '/')+1:] }
 
 // Names are the caller's names for what a person can change or look at:
 // flags of a command ("-rounds") or fields of a config
@@ -100,12 +136,12 @@ func Write(w io.Writer, rows []Row, n Names) error {
 	fmt.Fprintf(tw, "%sarm\tmetric\tverdict\tB/A\t%s\tδ / MDE\trounds\tbenchstat\n", bench(Row{Bench: "benchmark"}), head)
 	for _, r := range rows {
 		if r.Err != nil {
-			fmt.Fprintf(tw, "%s%s\t%s\terror\t-\t-\t-\t-\t-\n", bench(r), r.Arm, r.Metric)
+			fmt.Fprintf(tw, "%s%s\t%s\terror\t-\t-\t-\t-\t-\n", bench(r), armCell(r), r.Metric)
 			continue
 		}
 		v := r.Verdict
-		fmt.Fprintf(tw, "%s%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", bench(r), r.Arm, r.Metric, v.Outcome,
-			ratio(v.Ratio), judgedInterval(v, mark), marginOrMDE(v), rounds(v), benchstat(v))
+		fmt.Fprintf(tw, "%s%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", bench(r), armCell(r), r.Metric, Outcome(v.Outcome, r.Metric),
+			ratio(v.Ratio), judgedInterval(v, mark), marginOrMDE(v), rounds(v), benchstatCell(r))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -117,6 +153,10 @@ func Write(w io.Writer, rows []Row, n Names) error {
 	for _, r := range rows {
 		if r.Err != nil {
 			continue
+		}
+		if len(r.Stalled) > 0 {
+			b.WriteString(wrap(fmt.Sprintf("stalled rounds of %s (a step of 10× the median or more in some arm's block; quarantined when the round's spread shows it): %s",
+				label(r), joinInts(r.Stalled)), Width))
 		}
 		listed := 0
 		for _, q := range r.Verdict.Rounds {
@@ -131,8 +171,11 @@ func Write(w io.Writer, rows []Row, n Names) error {
 				fmt.Fprintf(&b, "quarantined rounds of %s (left out of the test):\n", label(r))
 			}
 			listed++
-			b.WriteString("  " + wrap(fmt.Sprintf("round %d: %s %s, %s %s, %s %s: %s", q.Label, n.Base, value(q.A, r.Metric),
-				n.Null, value(q.Null, r.Metric), r.Arm, value(q.B, r.Metric), cause(q, r.Verdict)), Width-2))
+			vals := fmt.Sprintf("%s %s, %s %s, %s %s", n.Base, value(q.A, r.Metric), n.Null, value(q.Null, r.Metric), r.Arm, value(q.B, r.Metric))
+			if r.Check {
+				vals = fmt.Sprintf("%s %s, %s %s", n.Base, value(q.A, r.Metric), r.Arm, value(q.B, r.Metric))
+			}
+			b.WriteString("  " + wrap(fmt.Sprintf("round %d: %s: %s", q.Label, vals, cause(q, r.Verdict)), Width-2))
 		}
 	}
 	_, err := io.WriteString(w, b.String())
@@ -150,6 +193,9 @@ func notes(rows []Row, n Names) []string {
 			continue
 		}
 		for _, x := range r.Verdict.Reasons {
+			if r.Check && x == nullband.NoNullArm {
+				continue // the A/A check has no null arm by construction
+			}
 			by[x] = append(by[x], r)
 		}
 	}
@@ -169,6 +215,18 @@ func notes(rows []Row, n Names) []string {
 	}
 	if f := familyLine(rows, n); f != "" {
 		lines = append(lines, f)
+	}
+	if c := checkLine(rows, n); c != "" {
+		lines = append(lines, c)
+	}
+	var relieved []Row
+	for _, r := range rows {
+		if r.Relieved && r.Err == nil {
+			relieved = append(relieved, r)
+		}
+	}
+	if len(relieved) > 0 {
+		lines = append(lines, fmt.Sprintf("extreme-spread quarantine lifted (%s): setting aside rounds whose arms spread widely would have left a row with no interval, so no round was set aside for its spread alone.", labels(relieved)))
 	}
 	return append(lines, errs...)
 }
@@ -225,7 +283,7 @@ func level(rows []Row) (float64, bool) {
 func familyLine(rows []Row, n Names) string {
 	var fam []Row
 	for _, r := range rows {
-		if r.Err == nil && r.Verdict.FamilySize > 1 {
+		if r.Err == nil && !r.Check && r.Verdict.FamilySize > 1 {
 			fam = append(fam, r)
 		}
 	}
@@ -369,6 +427,64 @@ func cause(q nullband.Round, v nullband.Verdict) string {
 
 func label(r Row) string { return r.label }
 
+// armCell is the arm column: the null arm's row is marked as the A/A check.
+func armCell(r Row) string {
+	if r.Check {
+		return r.Arm + " (A/A check)"
+	}
+	return r.Arm
+}
+
+// Outcome is the verdict column's word for outcome o on unit: faster and
+// slower for time, "less CPU" and "more CPU" for a CPU-time unit (cpu-).
+func Outcome(o nullband.Outcome, unit string) string {
+	if report.IsCPU(unit) {
+		switch o {
+		case nullband.Faster:
+			return "less CPU"
+		case nullband.Slower:
+			return "more CPU"
+		}
+	}
+	return o.String()
+}
+
+// checkLine states the A/A check: which of the null arm's rows differ
+// from the base, with their numbers, or that none does.
+func checkLine(rows []Row, n Names) string {
+	var checks, off []Row
+	for _, r := range rows {
+		if r.Check && r.Err == nil {
+			checks = append(checks, r)
+			if o := r.Verdict.Outcome; o == nullband.Faster || o == nullband.Slower {
+				off = append(off, r)
+			}
+		}
+	}
+	if len(checks) == 0 {
+		return ""
+	}
+	if len(off) == 0 {
+		return fmt.Sprintf("A/A check: %s, a second instance of %s, differs from %s on no metric (%d rows: equivalent or undecided).",
+			n.Null, n.Base, n.Base, len(checks))
+	}
+	var list []string
+	for _, r := range off {
+		list = append(list, fmt.Sprintf("%s %s %s", label(r), ratio(r.Verdict.Ratio), interval(r.Verdict.Lo, r.Verdict.Hi)))
+	}
+	return fmt.Sprintf("A/A check failed: %s, a second instance of %s, differs from %s (%s): the host, not the code, moved between the instances; read the verdicts above with that in mind, or run again.",
+		n.Null, n.Base, n.Base, strings.Join(list, "; "))
+}
+
+// joinInts joins round labels with commas.
+func joinInts(xs []int) string {
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = fmt.Sprint(x)
+	}
+	return strings.Join(s, ", ")
+}
+
 // noBench reports whether no row names a benchmark.
 func noBench(rows []Row) bool {
 	for _, r := range rows {
@@ -445,6 +561,23 @@ func rounds(v nullband.Verdict) string {
 	return s
 }
 
+// benchstatCell writes benchstat's delta as benchstat prints it for every
+// round of the row (Row.Benchstat), or Verdict.Comparison's when the row
+// has no such figures.
+func benchstatCell(r Row) string {
+	if !r.Stat {
+		return benchstat(r.Verdict)
+	}
+	b := r.Benchstat
+	if !(b.Base > 0) || math.IsNaN(b.Arm) || math.IsNaN(b.P) {
+		return "-"
+	}
+	if !b.Significant() {
+		return fmt.Sprintf("~ p=%.3f", b.P)
+	}
+	return fmt.Sprintf("%s p=%.3f", signed(b.Arm/b.Base), b.P)
+}
+
 // benchstat writes benchstat's delta: the change of the medians with the
 // U-test's p, or "~" when p is above benchstat's α.
 func benchstat(v nullband.Verdict) string {
@@ -469,8 +602,12 @@ func interval(lo, hi float64) string {
 	switch {
 	case math.IsNaN(lo) || math.IsNaN(hi):
 		return "-"
-	case lo <= 0 || math.IsInf(hi, 1):
+	case lo <= 0 && math.IsInf(hi, 1):
 		return "∞"
+	case math.IsInf(hi, 1):
+		return fmt.Sprintf("%.3f–∞", lo) // bounded below only
+	case lo <= 0:
+		return fmt.Sprintf("0–%.3f", hi) // bounded above only
 	}
 	return fmt.Sprintf("%.3f–%.3f", lo, hi)
 }
