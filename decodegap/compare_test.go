@@ -70,6 +70,14 @@ func compareFailChild(b *testing.B) {
 				return spinFor(2 * time.Microsecond), nil, nil
 			case os.Getenv("DECODEGAP_TEST_NIL") == "1":
 				return nil, nil, nil
+			case os.Getenv("DECODEGAP_TEST_PANIC") == "1":
+				steps := 0
+				return func() error {
+					if steps++; steps == 5 {
+						panic("index out of range in the decoder")
+					}
+					return nil
+				}, nil, nil
 			}
 			return nil, nil, errors.New("the model file vanished")
 		}})
@@ -210,6 +218,13 @@ func TestCompareFailureKeepsCompletedRounds(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, out, `arm "b": opening returned a nil step (Arm.Open must return a step or an error)`)
 	assert.NotContains(t, out, "SIGSEGV")
+
+	// A step that panics in round 3 keeps rounds 1 and 2, as an error does.
+	out, err = testutil.Bench(t, []string{childEnv + "=compare-fail", "TMPDIR=" + dir, "DECODEGAP_TEST_PANIC=1"}, "^BenchmarkChild$", "-test.benchtime=32x", "-test.count=4")
+	require.Error(t, err)
+	m = regexp.MustCompile(`decodegap.Compare: round 3 of 4 at GOMAXPROCS \d+, arm "b": panic: index out of range in the decoder\n(?s:.*?); the rounds completed before it are kept in (\S+) \(benchfmt\)`).FindStringSubmatch(out)
+	require.NotNil(t, m, out)
+	assert.Len(t, testutil.ResultsFile(t, m[1]), 4, "rounds 1 and 2 of both arms")
 }
 
 func TestCheckArms(t *testing.T) {

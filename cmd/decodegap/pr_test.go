@@ -135,7 +135,7 @@ func TestPRFlags(t *testing.T) {
 		{nil, "-base is required"},
 		{[]string{"-base", "main", "-fail-on", "faster>3%"}, "-fail-on \"faster>3%\": write slower>N%"},
 		{[]string{"-base", "main", "-max-rounds", "1"}, "-max-rounds 1: want at least 2"},
-		{[]string{"-base", "main", "-delta", "0"}, "want a margin between 0% and 100%"},
+		{[]string{"-base", "main", "-delta", "0"}, "the margin must lie between 0 and 100%"},
 		{[]string{"-base", "main", "-alpha", "0.7"}, "-alpha 0.7"},
 		{[]string{"-base", "main", "-bench", "("}, "-bench: error parsing regexp"},
 	} {

@@ -27,9 +27,11 @@ type member struct {
 // candidate rows form one family under weighted Holm
 // (nullband.JudgeWeighted, weights by Weight); the null-arm rows form a
 // family of their own, so they never change a candidate's verdict. A
-// round is offered to the quarantine (nullband.Samples.Contended) when the
-// screen marked some of its arms' blocks contended and not others, or when
-// some block held a stall.
+// round is offered to the quarantine (nullband.Samples.Contended) when
+// some of its arms' blocks were marked and others not: a block is marked
+// when the screen found it contended or it held a stall (foreign weather
+// for that arm alone; a mark every arm shares is weather that pairing
+// cancels). The row lists its stalled rounds (report.Row.Stalled).
 //
 // The extreme-spread quarantine (nullband.Options.Extreme) is a guard,
 // not a veto: when it leaves some row of a family with no finite interval
@@ -40,20 +42,119 @@ type member struct {
 // It is an error for the table to lack the base or the null arm, or to
 // hold no value of the policy's units.
 func Judge(t *Table, p Policy) ([]report.Row, error) {
-	cands, nulls, err := members(t, p)
+	rows, err := JudgeAll([]*Table{t}, p)
 	if err != nil {
 		return nil, err
 	}
-	rows := make([]report.Row, 0, len(cands)+len(nulls))
-	for _, fam := range [][]member{cands, nulls} {
-		if err := judgeFamily(fam, p.Options); err != nil {
+	return rows[0], nil
+}
+
+// JudgeAll is Judge over several tables (a pull request's benchmarks,
+// each with its own rounds): every candidate row of every table is one
+// family, and every null-arm row another. rows[i] are table i's rows, in
+// Judge's order. A table without a candidate or null value of the
+// policy's units is an error only when no table has one.
+func JudgeAll(tables []*Table, p Policy) ([][]report.Row, error) {
+	var cands, nulls []member
+	var at [][2]int // per table: its candidate and null counts
+	var firstErr error
+	for _, t := range tables {
+		c, n, err := members(t, p)
+		if err != nil && !errors.Is(err, ErrNothingToJudge) {
 			return nil, err
 		}
-		for _, m := range fam {
-			rows = append(rows, m.row)
+		if err != nil && firstErr == nil {
+			firstErr = err
+		}
+		cands, nulls = append(cands, c...), append(nulls, n...)
+		at = append(at, [2]int{len(c), len(n)})
+	}
+	if len(cands)+len(nulls) == 0 {
+		if firstErr == nil {
+			firstErr = fmt.Errorf("%w: no tables", ErrNothingToJudge)
+		}
+		return nil, firstErr
+	}
+	for _, fam := range [][]member{cands, nulls} {
+		judgeFamily(fam, p.Options)
+	}
+	out := make([][]report.Row, len(tables))
+	ci, ni := 0, 0
+	for i, k := range at {
+		for _, m := range cands[ci : ci+k[0]] {
+			out[i] = append(out[i], m.row)
+		}
+		for _, m := range nulls[ni : ni+k[1]] {
+			out[i] = append(out[i], m.row)
+		}
+		ci, ni = ci+k[0], ni+k[1]
+	}
+	return out, nil
+}
+
+// FamilyWeight is the sum of the weights of t's candidate rows under p:
+// a runner that looks at one table of a family at a time (Look) needs the
+// family's total.
+func FamilyWeight(t *Table, p Policy) float64 {
+	c, _, _ := members(t, p)
+	w := 0.0
+	for _, m := range c {
+		w += m.row.Weight
+	}
+	return w
+}
+
+// Look judges the candidate rows of t alone, each at the first level of
+// weighted Holm in a family of total weight total (1 − α·w/total, the
+// lowest level the final Judge gives it), in p's sequential mode: a
+// runner that gives each table of a family its own rounds (pr's jobs)
+// stops a table's rounds when Look says it is decided. Stopping early
+// costs power, never error. A decided look is confirmed with the
+// replicates the final family judgement uses. need is the most further
+// rounds a row's estimate says it needs (math.MaxInt32 when unknown).
+func Look(t *Table, p Policy, total float64) (decided bool, need int) {
+	c, _, err := members(t, p)
+	if err != nil || len(c) == 0 || !(total > 0) {
+		return false, math.MaxInt32
+	}
+	alpha := 0.05
+	if p.Options.Confidence != 0 {
+		alpha = 1 - p.Options.Confidence
+	}
+	decided = true
+	judgeAt := func(m member, replicates int) (nullband.Verdict, error) {
+		o := p.Options
+		o.Confidence = 1 - alpha*m.row.Weight/total
+		if o.EqConfidence == 0 {
+			o.EqConfidence = 1 - alpha
+		}
+		if replicates > 0 {
+			o.Replicates = replicates
+		}
+		return nullband.Judge(m.s, o)
+	}
+	rounds := len(t.rounds)
+	for _, m := range c {
+		v, err := judgeAt(m, 0)
+		if err != nil || v.Outcome == nullband.Undecided {
+			decided = false
+		}
+		switch {
+		case err != nil || v.RoundsToDecide < 0:
+			need = math.MaxInt32
+		case v.RoundsToDecide-rounds > need:
+			need = v.RoundsToDecide - rounds
 		}
 	}
-	return rows, nil
+	if decided && p.Options.Replicates == 0 {
+		for _, m := range c {
+			v, err := judgeAt(m, nullband.FamilyReplicates(1-alpha*m.row.Weight/total))
+			if err != nil || v.Outcome == nullband.Undecided {
+				return false, need
+			}
+		}
+	}
+	return decided, need
 }
 
 // ErrNothingToJudge is returned (wrapped) when a table holds no value of
@@ -109,7 +210,7 @@ func (t *Table) member(bench, u, base, c, null string, kind report.Kind) member 
 			s.Null = append(s.Null, t.Value(bench, u, null, r))
 		}
 		unshared, stall := t.roundMarks(bench, r, arms)
-		s.Contended = append(s.Contended, unshared || stall)
+		s.Contended = append(s.Contended, unshared)
 		if stall {
 			m.row.Stalled = append(m.row.Stalled, r)
 		}
@@ -144,10 +245,11 @@ func benchstatOf(a, b []float64) report.Benchstat {
 }
 
 // judgeFamily judges fam in place under weighted Holm, relieving the
-// extreme-spread quarantine when it leaves a row with no interval.
-func judgeFamily(fam []member, opt nullband.Options) error {
+// extreme-spread quarantine when it leaves a row with no interval. An
+// error of nullband's is every row's Err.
+func judgeFamily(fam []member, opt nullband.Options) {
 	if len(fam) == 0 {
-		return nil
+		return
 	}
 	samples := make([]nullband.Samples, len(fam))
 	weights := make([]float64, len(fam))
@@ -159,7 +261,7 @@ func judgeFamily(fam []member, opt nullband.Options) error {
 		for i := range fam {
 			fam[i].row.Err = err.Error()
 		}
-		return nil
+		return
 	}
 	relieved := false
 	if !math.IsInf(opt.Extreme, 1) && slices.ContainsFunc(f.Verdicts, starved) {
@@ -172,7 +274,6 @@ func judgeFamily(fam []member, opt nullband.Options) error {
 	for i := range fam {
 		fam[i].row.Verdict, fam[i].row.Level, fam[i].row.Relieved = f.Verdicts[i], f.Levels[i], relieved
 	}
-	return nil
 }
 
 // starved reports whether the extreme-spread quarantine left v with no
@@ -216,4 +317,12 @@ func Decided(rows []report.Row) bool {
 		n++
 	}
 	return n > 0
+}
+
+// Samples returns arm's samples against base on unit of bench,
+// calibrated by null ("" for none), as Judge judges them: one value per
+// round of the table (NaN where a block lacks it), the rounds offered to
+// the quarantine marked Contended.
+func (t *Table) Samples(bench, unit, base, arm, null string) nullband.Samples {
+	return t.member(bench, unit, base, arm, null, report.Candidate).s
 }

@@ -190,9 +190,10 @@ func (t *Table) marks(bench, arm string, round int) (Block, bool) {
 }
 
 // roundMarks says, for one round of bench and the arms judged together,
-// whether the arms did not share the weather (the screen marked some of
-// the blocks that ran contended and not others: all contended is shared
-// weather, which pairing cancels) and whether some block held a stall.
+// whether the arms did not share the weather: some of the blocks that ran
+// were marked (screened contended, or holding a stall) and others not.
+// All marked is shared weather, which pairing within the round cancels.
+// stall reports whether some block held a stall.
 func (t *Table) roundMarks(bench string, round int, arms []string) (unshared, stall bool) {
 	n, ran := 0, 0
 	for _, a := range arms {
@@ -201,7 +202,7 @@ func (t *Table) roundMarks(bench string, round int, arms []string) (unshared, st
 			continue
 		}
 		ran++
-		if b.Contended {
+		if b.Contended || b.Stall {
 			n++
 		}
 		stall = stall || b.Stall

@@ -60,8 +60,9 @@ type Row struct {
 	// the decision look, nor the family's level.
 	Benchstat Benchstat
 	// Stalled lists the labels of the rounds in which some arm's block
-	// held a stall (a step of 10× the median or more); those rounds are
-	// offered to the quarantine as foreign, like a contended round.
+	// held a stall (a step of 10× the median or more); a round in which
+	// some arms stalled and others not is offered to the quarantine as
+	// foreign, like a round whose arms met different weather.
 	Stalled []int
 	// Relieved is true when the extreme-spread quarantine was lifted for
 	// this row's family because it would have left some row with no

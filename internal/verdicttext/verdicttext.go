@@ -155,7 +155,7 @@ func Write(w io.Writer, rows []Row, n Names) error {
 			continue
 		}
 		if len(r.Stalled) > 0 {
-			b.WriteString(wrap(fmt.Sprintf("stalled rounds of %s (a step of 10× the median or more in some arm's block; quarantined when the round's spread shows it): %s",
+			b.WriteString(wrap(fmt.Sprintf("stalled rounds of %s (a step of 10× the median or more in some arm's block; when not every arm's, the round is quarantined if its spread shows it): %s",
 				label(r), joinInts(r.Stalled)), Width))
 		}
 		listed := 0
@@ -465,7 +465,7 @@ func checkLine(rows []Row, n Names) string {
 		return ""
 	}
 	if len(off) == 0 {
-		return fmt.Sprintf("A/A check: %s, a second instance of %s, differs from %s on no metric (%d rows: equivalent or undecided).",
+		return fmt.Sprintf("A/A check: %s, a second instance of %s, is not found to differ from %s on any metric (%d rows: equivalent or undecided).",
 			n.Null, n.Base, n.Base, len(checks))
 	}
 	var list []string
