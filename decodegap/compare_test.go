@@ -317,3 +317,17 @@ func verdictsOf(rows []report.Row, k report.Kind) []nullband.Verdict {
 	}
 	return v
 }
+
+// CompareConfig.TimeBudget stops the rounds once it cannot pay for the
+// next one at the mean round time so far; the first round always runs.
+func TestCompareStopsAtItsTimeBudget(t *testing.T) {
+	out, err := runChildArgs(t, "compare-budget", "-test.benchtime=32x", "-test.count=10", "-test.cpu=1")
+	require.NoError(t, err, out)
+	assert.Contains(t, out, "decodegap.Compare: BenchmarkChild: CompareConfig.TimeBudget 1ns cannot pay for another round after 1 of 10 rounds: stopping")
+	n := map[string]int{}
+	for _, r := range benchResults(t, out) {
+		arm, _ := armOf(r)
+		n[arm]++
+	}
+	assert.Equal(t, map[string]int{"a": 1, "b": 1, "null": 1}, n, "one round of every arm")
+}

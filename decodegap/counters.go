@@ -109,7 +109,9 @@ func (c *counterReader) stepCPUBegin(j int) int64 {
 }
 
 // stepCPUEnd adds the sampled step's CPU time since c0 (from
-// stepCPUBegin; −1 does nothing).
+// stepCPUBegin; −1 does nothing). The caller's goroutine must be locked
+// to its thread (Run and Compare lock it), or the two readings may come
+// from two threads' clocks.
 func (c *counterReader) stepCPUEnd(c0 int64) {
 	if c0 < 0 {
 		return

@@ -204,3 +204,23 @@ func TestCalibrateBenchtime(t *testing.T) {
 		assert.ErrorContains(t, err, "want a duration or Nx", bad)
 	}
 }
+
+// The null arm's A/A rows are shown, marked, and never counted, gated or
+// summarised as the head's; CPU rows say more or less CPU.
+func TestReportAARowsAndCPUWords(t *testing.T) {
+	cpu := row("Step-2", nullband.Slower, 1.08, 1.05, 1.11, 0.01)
+	cpu.Unit = "cpu-sec/op"
+	aa := row("Step-2", nullband.Slower, 1.2, 1.1, 1.3, 0.01)
+	aa.Kind, aa.Arm = report.NullCheck, ArmNull
+	rep := Report{Rows: []Row{cpu, aa}, Alpha: 0.05, Delta: 0.02}
+	var b bytes.Buffer
+	require.NoError(t, WriteMarkdown(&b, rep, &FailOn{Limit: 0.1}))
+	md := b.String()
+	assert.Contains(t, md, "### Benchmarks: 1 slower\n", "the A/A row is not the head's")
+	assert.Contains(t, md, "| p.Step-2 | cpu-sec/op |")
+	assert.Contains(t, md, "| more CPU by 8% |")
+	assert.Contains(t, md, "| p.Step-2 (A/A check: null against base) | sec/op |")
+	assert.Contains(t, md, "Check passed", "an A/A row never fails the gate")
+	assert.Contains(t, md, "A/A check failed: null, a second instance of base, differs from base")
+	assert.Empty(t, (&FailOn{Limit: 0.01}).Failing([]Row{aa}))
+}

@@ -465,8 +465,12 @@ func checkLine(rows []Row, n Names) string {
 		return ""
 	}
 	if len(off) == 0 {
-		return fmt.Sprintf("A/A check: %s, a second instance of %s, is not found to differ from %s on any metric (%d rows: equivalent or undecided).",
-			n.Null, n.Base, n.Base, len(checks))
+		rowsWord := "rows"
+		if len(checks) == 1 {
+			rowsWord = "row"
+		}
+		return fmt.Sprintf("A/A check: %s, a second instance of %s, is not found to differ from %s on any metric (%d %s: equivalent or undecided).",
+			n.Null, n.Base, n.Base, len(checks), rowsWord)
 	}
 	var list []string
 	for _, r := range off {
