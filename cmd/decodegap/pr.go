@@ -18,9 +18,9 @@ import (
 	"github.com/gapbench/gapbench/hostmon"
 	"github.com/gapbench/gapbench/internal/interleave"
 	"github.com/gapbench/gapbench/internal/judge"
+	"github.com/gapbench/gapbench/internal/prreport"
 	"github.com/gapbench/gapbench/internal/verdicttext"
 	"github.com/gapbench/gapbench/nullband"
-	"github.com/gapbench/gapbench/internal/prreport"
 )
 
 func init() {
