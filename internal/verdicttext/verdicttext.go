@@ -149,13 +149,10 @@ func Write(w io.Writer, rows []Row, n Names) error {
 	for _, line := range notes(rows, n) {
 		b.WriteString(wrap(line, Width))
 	}
+	b.WriteString(stallLines(rows))
 	for _, r := range rows {
 		if r.Err != nil {
 			continue
-		}
-		if len(r.Stalled) > 0 {
-			b.WriteString(wrap(fmt.Sprintf("stalled rounds of %s (a step of 10× the median or more in some arm's block; when not every arm's, the round is quarantined if its spread shows it): %s",
-				label(r), joinInts(r.Stalled)), Width))
 		}
 		listed := 0
 		for _, q := range r.Verdict.Rounds {
@@ -317,6 +314,33 @@ func checkLine(rows []Row, n Names) string {
 	}
 	return fmt.Sprintf("A/A check failed: %s, a second instance of %s, differs from %s (%s): the host, not the code, moved between the instances; read the verdicts above with that in mind, or run again.",
 		n.Null, n.Base, n.Base, strings.Join(list, "; "))
+}
+
+// stallLines lists the stalled rounds once for the rows that share them.
+func stallLines(rows []Row) string {
+	var keys []string
+	by := map[string][]Row{}
+	for _, r := range rows {
+		if r.Err != nil || len(r.Stalled) == 0 {
+			continue
+		}
+		k := joinInts(r.Stalled)
+		if by[k] == nil {
+			keys = append(keys, k)
+		}
+		by[k] = append(by[k], r)
+	}
+	var b strings.Builder
+	for _, k := range keys {
+		rs := by[k]
+		which := k
+		if n := rs[0].Verdict.Given; n > 0 && len(rs[0].Stalled) >= n {
+			which = fmt.Sprintf("every round (%d)", len(rs[0].Stalled))
+		}
+		b.WriteString(wrap(fmt.Sprintf("stalled rounds of %s (a step of 10× the median or more in some arm's block; when not every arm's, the round is quarantined if its spread shows it): %s",
+			labels(rs), which), Width))
+	}
+	return b.String()
 }
 
 // joinInts joins round labels with commas.

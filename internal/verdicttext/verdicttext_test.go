@@ -226,10 +226,12 @@ func TestWriteRowsAACheck(t *testing.T) {
 func TestWriteRowsStallsAndRelief(t *testing.T) {
 	v := judge(t, synth(1, 12, 0.01, 1.1))
 	var b bytes.Buffer
-	require.NoError(t, WriteRows(&b, []report.Row{{Arm: "new", Unit: "cpu-sec/op", Verdict: v, Stalled: []int{3, 7}, Relieved: true}}, names))
+	require.NoError(t, WriteRows(&b, []report.Row{{Arm: "new", Unit: "cpu-sec/op", Verdict: v, Stalled: []int{3, 7}, Relieved: true},
+		{Arm: "new", Unit: "sec/op", Verdict: v, Stalled: []int{3, 7}}}, names))
 	out := strings.Join(strings.Fields(b.String()), " ")
 	assert.Regexp(t, `new cpu-sec/op more CPU 1\.\d{3}`, out, "CPU time is more or less CPU, not slower or faster")
-	assert.Contains(t, out, "stalled rounds of new cpu-sec/op (a step of 10× the median or more in some arm's block; when not every arm's, the round is quarantined if its spread shows it): 3, 7")
+	assert.Contains(t, out, "stalled rounds of new cpu-sec/op, new sec/op (a step of 10× the median or more in some arm's block; when not every arm's, the round is quarantined if its spread shows it): 3, 7")
+	assert.Equal(t, 1, strings.Count(out, "stalled rounds of"), "listed once for the rows that share them")
 	assert.Contains(t, out, "extreme-spread quarantine lifted (new cpu-sec/op)")
 	assert.Equal(t, "more CPU", Outcome(nullband.Slower, "cpu-sec/op"))
 	assert.Equal(t, "slower", Outcome(nullband.Slower, "p50-sec/op"))
