@@ -109,7 +109,8 @@ func FamilyWeight(t *Table, p Policy) float64 {
 // lowest level the final Judge gives it), in p's sequential mode: a
 // runner that gives each table of a family its own rounds (pr's jobs)
 // stops a table's rounds when Look says it is decided. Stopping early
-// costs power, never error. A decided look is confirmed with the
+// costs power, never error. A row that the extreme-spread quarantine
+// starves is judged without it, as Judge does. A decided look is confirmed with the
 // replicates the final family judgement uses. need is the most further
 // rounds a row's estimate says it needs (math.MaxInt32 when unknown).
 func Look(t *Table, p Policy, total float64) (decided bool, need int) {
@@ -131,7 +132,12 @@ func Look(t *Table, p Policy, total float64) (decided bool, need int) {
 		if replicates > 0 {
 			o.Replicates = replicates
 		}
-		return nullband.Judge(m.s, o)
+		v, err := nullband.Judge(m.s, o)
+		if err == nil && !math.IsInf(o.Extreme, 1) && starved(v) {
+			o.Extreme = math.Inf(1) // as judgeFamily relieves the family
+			v, err = nullband.Judge(m.s, o)
+		}
+		return v, err
 	}
 	rounds := len(t.rounds)
 	for _, m := range c {

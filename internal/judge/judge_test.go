@@ -195,3 +195,32 @@ func TestLoopStopsWhenDecidedOutOfRoundsOrBudget(t *testing.T) {
 	assert.Equal(t, []any{2, Failed}, []any{n, stop})
 	assert.ErrorIs(t, err, boom)
 }
+
+func TestLookDecidesAtTheFirstHolmLevel(t *testing.T) {
+	tb := synthetic(12, 1.10, 1)
+	p := Policy{Options: nullband.Options{MaxRounds: 30}}
+	w := FamilyWeight(tb, p)
+	assert.Equal(t, 3.0, w, "sec/op 1 + p50-sec/op 2")
+	decided, need := Look(tb, p, w)
+	assert.True(t, decided, "a 10% change at 1% noise")
+	assert.Equal(t, 0, need)
+	decided, _ = Look(synthetic(12, 1.0, 2), Policy{Options: nullband.Options{MaxRounds: 30, Delta: 0.001}}, w)
+	assert.False(t, decided, "no change, and a margin too narrow to show equivalence")
+	decided, need = Look(&Table{}, p, w)
+	assert.False(t, decided, "nothing to judge")
+	assert.Equal(t, math.MaxInt32, need)
+}
+
+func TestJudgeAllOneFamilyAcrossTables(t *testing.T) {
+	a, b := synthetic(12, 1.10, 1), synthetic(9, 1.0, 5)
+	rows, err := JudgeAll([]*Table{a, b}, Policy{})
+	require.NoError(t, err)
+	require.Len(t, rows, 2)
+	require.Len(t, rows[0], 4)
+	require.Len(t, rows[1], 4)
+	assert.Equal(t, 4, rows[0][0].Verdict.FamilySize, "both tables' candidate rows are one family")
+	assert.Equal(t, 9, rows[1][0].Verdict.Given, "each table keeps its own rounds")
+	one, err := Judge(a, Policy{})
+	require.NoError(t, err)
+	assert.Equal(t, 2, one[0].Verdict.FamilySize)
+}
