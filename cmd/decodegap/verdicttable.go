@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -37,7 +38,7 @@ func judgeResults(f interleaveFlags, arms []string, results []*benchfmt.Result) 
 		return nil, err
 	}
 	rows, _, err := interleave.Judge(results, p)
-	if err == nil || !strings.Contains(err.Error(), judge.ErrNothingToJudge.Error()) {
+	if !errors.Is(err, judge.ErrNothingToJudge) {
 		return rows, err
 	}
 	var missing []string
