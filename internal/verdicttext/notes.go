@@ -170,4 +170,3 @@ func reasonText(x nullband.Reason, rows []Row, n Names) string {
 	}
 	return fmt.Sprintf("%v: %s.", x, strings.Join(list, ", "))
 }
-
