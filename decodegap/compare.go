@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"runtime/debug"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +17,8 @@ import (
 
 	"github.com/gapbench/gapbench/decodegap/internal/gap"
 	"github.com/gapbench/gapbench/internal/durfmt"
+	"github.com/gapbench/gapbench/internal/judge"
+	"github.com/gapbench/gapbench/internal/report"
 	"github.com/gapbench/gapbench/internal/trace"
 	"github.com/gapbench/gapbench/nullband"
 )
@@ -57,17 +60,21 @@ const NullArm = "null"
 // order drawn afresh each round from CompareConfig.Seed, with no arm twice
 // in a row across a round boundary. A null arm, a second instance of the
 // first arm, runs in every round unless CompareConfig.NoNullArm is set; it
-// calibrates the verdicts: each arm against the first on ns/op, p50-ns/op
-// and cpu/wall (nullband.Judge, sequential with -count the most rounds,
-// contended rounds quarantined). The order and the verdict table are
-// printed after the arms' lines. With one -cpu value Compare stops once
-// every verdict is decided, and each arm then prints one line per round
-// run; with several, every value gets -count rounds at that GOMAXPROCS.
+// calibrates the verdicts: each arm against the first on its mean step
+// (ns/op), median step (p50-ns/op) and CPU time per step (cpu-ns/op),
+// judged by internal/judge, the one judge of every gapbench route
+// (sequential, with -count the most rounds; rounds whose arms met
+// different weather or held a stall offered to the quarantine); the null
+// arm's own rows against the first arm are printed as the A/A check. The
+// order and the verdict table are printed after the arms' lines. With one
+// -cpu value Compare stops once every verdict is decided or
+// CompareConfig.TimeBudget is spent, and each arm then prints one line per
+// round run; with several, every value gets the rounds the first ran.
 //
 // Between blocks Compare writes one progress line to stderr. A failure in
-// round k (an open, a nil step, a step error) stops the benchmark with an
-// error labelled "decodegap.Compare:" that names a file holding rounds
-// 1..k-1 as benchfmt lines. Compare must be the whole body of its
+// round k (an open, a nil step, a step error or panic) stops the
+// benchmark with an error labelled "decodegap.Compare:" that names a file
+// holding rounds 1..k-1 as benchfmt lines. Compare must be the whole body of its
 // benchmark function.
 func Compare(b *testing.B, cfg CompareConfig, arms ...Arm) {
 	b.Helper()
@@ -131,25 +138,30 @@ type comparison struct {
 	plan  plan
 	bench string
 	start time.Time
-	// rounds is the number of rounds run for every GOMAXPROCS setting.
-	rounds int
+	// rounds is the number of rounds run for every GOMAXPROCS setting;
+	// done counts the blocks run.
+	rounds, done int
 	// order[pi][r] is round r's arm order at setting pi.
 	order [][][]int
 	// res[pi][a][r] is arm a's result in round r at setting pi.
 	res [][][]*result
-	// verdicts[pi] are the verdicts at setting pi, once judged.
-	verdicts [][]armVerdict
+	// rows[pi] are the verdict rows at setting pi, once judged, and
+	// judgeErr[pi] why there are none.
+	rows     [][]report.Row
+	judgeErr []error
 }
 
-// measure runs the rounds for every -cpu setting, stopping a setting early
-// when its verdicts are decided (only with a single setting: see plan).
+// measure runs the rounds for every -cpu setting in internal/judge's
+// sequential loop. With one setting it stops once every verdict is decided
+// or CompareConfig.TimeBudget is spent; with several, the first setting
+// runs until -count rounds or its share of the budget, and every later
+// setting runs as many rounds (replay prints the same rounds for each).
 func (c *comparison) measure() error {
 	p := c.plan
 	c.res = make([][][]*result, len(p.procs))
 	c.order = make([][][]int, len(p.procs))
-	c.verdicts = make([][]armVerdict, len(p.procs))
+	c.rows, c.judgeErr = make([][]report.Row, len(p.procs)), make([]error, len(p.procs))
 	c.rounds = p.count
-	blocks, done := len(p.procs)*p.count*len(c.arms), 0
 	for pi, procs := range p.procs {
 		prev := runtime.GOMAXPROCS(procs)
 		c.order[pi] = nullband.Orders(len(c.arms), p.count, c.s.seed)
@@ -157,41 +169,58 @@ func (c *comparison) measure() error {
 		for a := range c.arms {
 			c.res[pi][a] = make([]*result, 0, p.count)
 		}
-		for r := range p.count {
-			for _, a := range c.order[pi][r] {
-				res, run, err := c.block(c.arms[a])
-				if err != nil {
-					runtime.GOMAXPROCS(prev)
-					return fmt.Errorf("round %d of %d at GOMAXPROCS %d, arm %q: %w", r+1, p.count, procs, c.arms[a].Name, err)
-				}
-				res.round, res.rounds, res.procs = r+1, p.count, procs
-				if dir := traceDir(c.s); dir != "" {
-					paths, err := run.writeTrace(dir, c.bench+"/arm="+c.arms[a].Name, res)
-					if err != nil {
-						runtime.GOMAXPROCS(prev)
-						return fmt.Errorf("writing the trace (CompareConfig.Trace or $%s): %w", trace.EnvDir, err)
-					}
-					res.tracePaths = paths
-				}
-				c.res[pi][a] = append(c.res[pi][a], res)
-				done++
-				c.progress(pi, r, a, done, blocks)
-			}
-			c.nullRatios(pi, r)
-			decided := judgeRounds(c, pi, r+1)
-			if decided && len(p.procs) == 1 && r+1 < p.count {
-				c.rounds = r + 1
-				fmt.Fprintf(progressOut, "decodegap.Compare: %s: every verdict decided after %d of %d rounds (-count is the most): stopping\n", c.bench, r+1, p.count)
-				break
+		loop := judge.Loop{MaxRounds: c.rounds, NoEarlyStop: len(p.procs) > 1}
+		if pi == 0 && c.cfg.TimeBudget > 0 {
+			loop.Budget = c.cfg.TimeBudget / time.Duration(len(p.procs))
+		}
+		n, stop, err := loop.Run(func(r int) error { return c.round(pi, r-1) },
+			func(r int) bool { return judgeRounds(c, pi, r) })
+		runtime.GOMAXPROCS(prev)
+		if err != nil {
+			return err
+		}
+		if pi == 0 && n < p.count {
+			c.rounds = n
+			switch stop {
+			case judge.AllDecided:
+				fmt.Fprintf(progressOut, "decodegap.Compare: %s: every verdict decided after %d of %d rounds (-count is the most): stopping\n", c.bench, n, p.count)
+			case judge.OutOfBudget:
+				fmt.Fprintf(progressOut, "decodegap.Compare: %s: CompareConfig.TimeBudget %v cannot pay for another round after %d of %d rounds: stopping\n", c.bench, c.cfg.TimeBudget, n, p.count)
 			}
 		}
-		runtime.GOMAXPROCS(prev)
 		for a := range c.arms {
 			for _, res := range c.res[pi][a] {
 				res.rounds = c.rounds
 			}
 		}
 	}
+	return nil
+}
+
+// round runs round r (from 0) of setting pi: every arm once, in the
+// round's order.
+func (c *comparison) round(pi, r int) error {
+	p := c.plan
+	procs := p.procs[pi]
+	blocks := len(p.procs) * p.count * len(c.arms)
+	for _, a := range c.order[pi][r] {
+		res, run, err := c.block(c.arms[a])
+		if err != nil {
+			return fmt.Errorf("round %d of %d at GOMAXPROCS %d, arm %q: %w", r+1, p.count, procs, c.arms[a].Name, err)
+		}
+		res.round, res.rounds, res.procs = r+1, p.count, procs
+		if dir := traceDir(c.s); dir != "" {
+			paths, err := run.writeTrace(dir, c.bench+"/arm="+c.arms[a].Name, res)
+			if err != nil {
+				return fmt.Errorf("writing the trace (CompareConfig.Trace or $%s): %w", trace.EnvDir, err)
+			}
+			res.tracePaths = paths
+		}
+		c.res[pi][a] = append(c.res[pi][a], res)
+		c.done++
+		c.progress(pi, r, a, c.done, blocks)
+	}
+	c.nullRatios(pi, r)
 	return nil
 }
 
@@ -230,7 +259,20 @@ func (c *comparison) block(arm Arm) (*result, *runner, error) {
 
 // measureBlock opens arm, runs n recorded steps after the warm-up, closes
 // it, and returns the result; h may be nil (no host figures).
+//
+// A step (or Open, or close) that panics is a failure like an error: the
+// panic and its stack are the error, so that Compare keeps the rounds
+// completed before it.
 func measureBlock(s *settings, n int, arm Arm, h *hostRun) (res *result, r *runner, err error) {
+	began := false
+	defer func() {
+		if p := recover(); p != nil {
+			if began {
+				r.waiter.End()
+			}
+			res, r, err = nil, nil, fmt.Errorf("panic: %v\n%s", p, debug.Stack())
+		}
+	}()
 	r = newRunner(s, n)
 	if h != nil {
 		r.host, r.cr.sampler = h, h.sampler
@@ -256,6 +298,7 @@ func measureBlock(s *settings, n int, arm Arm, h *hostRun) (res *result, r *runn
 	if err := r.waiter.Begin(); err != nil {
 		return nil, nil, fmt.Errorf("preparing gaps (CompareConfig.Gap.Kind = %v): %w", s.gap.Kind, err)
 	}
+	began = true
 	r.wallStart, r.loopStartNs = wallNow(), gap.Now()
 	if s.gap.Open {
 		m := &openMode{s: newStream(step, r.spec, n)}
@@ -267,6 +310,7 @@ func measureBlock(s *settings, n int, arm Arm, h *hostRun) (res *result, r *runn
 			r.boundary(j, force)
 		}
 		ok := m.s.run(s.warmup, n, r.window, m.boundary)
+		began = false
 		r.waiter.End()
 		if !ok {
 			return nil, nil, fmt.Errorf("step failed at %s: %w", r.iterName(m.s.errIter), m.s.err)
@@ -275,6 +319,7 @@ func measureBlock(s *settings, n int, arm Arm, h *hostRun) (res *result, r *runn
 		return m.analyze(r), r, nil
 	}
 	i, lerr := r.loop(step)
+	began = false
 	r.waiter.End()
 	if lerr != nil {
 		return nil, nil, fmt.Errorf("step failed at %s: %w", r.iterName(i), lerr)

@@ -277,6 +277,12 @@ type CompareConfig struct {
 	// zero value is nullband's documented defaults; MaxRounds is set from
 	// -count.
 	Verdict nullband.Options
+	// TimeBudget, when > 0, bounds the rounds' wall time: Compare runs
+	// rounds until every verdict is decided, -count rounds ran, or the
+	// budget cannot pay for another round at the mean round time so far
+	// (the first round always runs). Stopping for the budget costs power,
+	// never false alarms. (Budget, above, is the CPU confinement.)
+	TimeBudget time.Duration
 }
 
 // settings are what Run and Compare share, taken from their configs, with

@@ -1,6 +1,7 @@
 package decodegap
 
 import (
+	"math"
 	"runtime"
 	"runtime/metrics"
 	"sync"
@@ -19,6 +20,17 @@ type snapshot struct {
 	wallNs int64
 	// cpuNs is CLOCK_PROCESS_CPUTIME_ID: every thread, living or exited.
 	cpuNs int64
+	// threadNs is CLOCK_THREAD_CPUTIME_ID of the thread that took the
+	// snapshot, and tid that thread's id (0 when it could not be read):
+	// the loop's thread, locked to its goroutine, so the span's step CPU
+	// time when the step runs on that thread alone.
+	threadNs int64
+	tid      int
+	// stepCPUNs and stepCPUs are the running sum of the sampled steps'
+	// own CPU time (the loop thread's clock read around the step call,
+	// one step in stepCPUEvery) and the number of steps sampled.
+	stepCPUNs int64
+	stepCPUs  int
 	// userNs and sysNs come from getrusage(RUSAGE_SELF) (µs precision).
 	userNs, sysNs int64
 	// nvcsw and nivcsw are voluntary and involuntary context switches.
@@ -68,6 +80,48 @@ type counterReader struct {
 	// gives back the lists prepare handed out (lent).
 	kit  *samplerKit
 	lent [][]snapshot
+	// stepCPUNs and stepCPUs sum the sampled steps' own CPU time and
+	// count them (stepCPUBegin, stepCPUEnd); take copies both into the
+	// snapshot.
+	stepCPUNs int64
+	stepCPUs  int
+}
+
+// stepCPUEvery is how often the loop reads its thread's CPU clock around
+// a step: one step in 8. Each reading is a system call (a few hundred ns,
+// a few µs on a busy virtual machine) that lengthens the gap before the
+// step it samples, so only one gap in 8 pays for it; a compute step's own
+// CPU time varies little from step to step, so 1 in 8 of 2000 steps
+// estimates the block's mean to a small fraction of a percent.
+const stepCPUEvery = 8
+
+// stepCPUBegin returns the loop thread's CPU clock before recorded step j
+// when j is sampled, else −1.
+func (c *counterReader) stepCPUBegin(j int) int64 {
+	if j%stepCPUEvery != 0 {
+		return -1
+	}
+	var ts unix.Timespec
+	if unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts) != nil {
+		return -1
+	}
+	return ts.Nano()
+}
+
+// stepCPUEnd adds the sampled step's CPU time since c0 (from
+// stepCPUBegin; −1 does nothing). The caller's goroutine must be locked
+// to its thread (Run and Compare lock it), or the two readings may come
+// from two threads' clocks.
+func (c *counterReader) stepCPUEnd(c0 int64) {
+	if c0 < 0 {
+		return
+	}
+	var ts unix.Timespec
+	if unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts) != nil {
+		return
+	}
+	c.stepCPUNs += ts.Nano() - c0
+	c.stepCPUs++
 }
 
 // maxSnapshots is the most counter snapshots a loop keeps: next thins a
@@ -210,6 +264,11 @@ func (c *counterReader) take(s *snapshot, iter int) {
 		s.err = err
 	}
 	s.cpuNs = ts.Nano()
+	s.stepCPUNs, s.stepCPUs = c.stepCPUNs, c.stepCPUs
+	s.tid, s.threadNs = 0, 0
+	if err := unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts); err == nil {
+		s.tid, s.threadNs = unix.Gettid(), ts.Nano()
+	}
 	var ru unix.Rusage
 	if err := unix.Getrusage(unix.RUSAGE_SELF, &ru); err != nil {
 		s.err = err
@@ -361,4 +420,59 @@ func releaseSampler(kit *samplerKit) error {
 	}
 	samplers.free[k] = kit
 	return nil
+}
+
+// threadSpan is the CPU time of the loop's thread over a counter span.
+type threadSpan struct {
+	// ok is true when both snapshots read the clock of the same thread.
+	ok bool
+	// cpuNs is that thread's CPU time between them, gaps included.
+	cpuNs int64
+	// stepNs is the mean own CPU time of the steps sampled between them
+	// (stepCPUEvery), NaN when none was.
+	stepNs float64
+}
+
+// threadBetween returns the loop thread's CPU time between two snapshots,
+// when the same thread took both.
+func threadBetween(first, last *snapshot) threadSpan {
+	if first.tid == 0 || first.tid != last.tid {
+		return threadSpan{}
+	}
+	t := threadSpan{ok: true, cpuNs: last.threadNs - first.threadNs, stepNs: math.NaN()}
+	if n := last.stepCPUs - first.stepCPUs; n > 0 {
+		t.stepNs = float64(last.stepCPUNs-first.stepCPUNs) / float64(n)
+	}
+	return t
+}
+
+// threadShareMin is the least share of the process's CPU time over the
+// span that the loop's thread must have used for cpu-ns/op to read that
+// thread's clock: the step then runs on it (the rest is the runtime's GC
+// workers and the like). Below it the step uses other threads too (a
+// thread pool, sessions), and cpu-ns/op is the process's user+sys.
+const threadShareMin = 0.75
+
+// threadShare is the loop thread's share of the process CPU time over
+// the span; NaN when either is unavailable.
+func (c *counterSpan) threadShare() float64 {
+	if !c.ok || !c.thread.ok || c.cpuNs <= 0 {
+		return math.NaN()
+	}
+	return float64(c.thread.cpuNs) / float64(c.cpuNs)
+}
+
+// stepCPUNs is the CPU time per step over the span (cpu-ns/op): when the
+// step ran on the loop's thread (threadShareMin) and steps were sampled,
+// the mean of the sampled steps' own CPU time on that thread, the gaps
+// left out; otherwise the process's CPU time over the span per step,
+// gaps and every thread included. false when unavailable.
+func (c *counterSpan) stepCPUNs() (float64, bool) {
+	if !c.ok || c.iters() == 0 || c.cpuNs <= 0 {
+		return 0, false
+	}
+	if sh := c.threadShare(); sh >= threadShareMin && !math.IsNaN(c.thread.stepNs) {
+		return c.thread.stepNs, true
+	}
+	return float64(c.cpuNs) / float64(c.iters()), true
 }

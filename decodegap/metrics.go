@@ -144,6 +144,11 @@ var metricTable = []metricDef{
 		v := r.proc.cpuPerWall()
 		return v, !math.IsNaN(v) && r.proc.iters() > 0
 	}},
+	{"cpu-ns/op", "CPU time per step (user+sys) over the counter span: when the loop thread used at least 75% of the process's CPU time (the step runs on one thread), the step's own time on that thread's clock (CLOCK_THREAD_CPUTIME_ID read around one step in 8, gaps left out); otherwise the whole process's (CLOCK_PROCESS_CPUTIME_ID) per step, gaps and all threads included; thread-cpu-% says which", func(r *result) (float64, bool) { return r.proc.stepCPUNs() }},
+	{"thread-cpu-%", "the loop thread's share of the process's CPU time over the counter span: at 75 or more cpu-ns/op is that thread's clock, below it the process's", func(r *result) (float64, bool) {
+		v := r.proc.threadShare()
+		return 100 * v, !math.IsNaN(v)
+	}},
 	{"user-ns/op", "user CPU time per step, all threads (getrusage)", perOp(func(c *counterSpan) float64 { return float64(c.userNs) })},
 	{"sys-ns/op", "system CPU time per step, all threads (getrusage)", perOp(func(c *counterSpan) float64 { return float64(c.sysNs) })},
 	{"vcsw/op", "voluntary context switches per step, all threads", perOp(func(c *counterSpan) float64 { return float64(c.nvcsw) })},

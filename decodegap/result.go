@@ -147,6 +147,8 @@ type counterSpan struct {
 	maxRSS      int64
 	gcCycles    uint64
 	gcPause     float64
+	// thread is the loop thread's CPU time over the span (counters.go).
+	thread threadSpan
 }
 
 // iters returns the number of iterations the span covers.
@@ -355,6 +357,7 @@ func (r *runner) span(from int) counterSpan {
 		maxRSS:   last.maxRSSBytes,
 		gcCycles: last.gcCycles - first.gcCycles,
 		gcPause:  last.gcPauseNs - first.gcPauseNs,
+		thread:   threadBetween(first, last),
 	}
 }
 

@@ -282,9 +282,11 @@ func (r *runner) loop(step Step) (int, error) {
 			req = int64(r.seq.Next())
 			r.waiter.WaitUntil(prevEnd + req)
 		}
+		c0 := r.cr.stepCPUBegin(j)
 		start := gap.Now()
 		err := step()
 		end := gap.Now()
+		r.cr.stepCPUEnd(c0)
 		if err != nil {
 			return warm + j, err
 		}

@@ -54,6 +54,9 @@ func BenchmarkChild(b *testing.B) {
 		compareWaitChild(b)
 	case "compare-fail":
 		compareFailChild(b)
+	case "compare-budget":
+		Compare(b, CompareConfig{Window: 8, TimeBudget: time.Nanosecond},
+			Arm{Name: "a", Open: Func(spinFor(2 * time.Microsecond))}, Arm{Name: "b", Open: Func(spinFor(2 * time.Microsecond))})
 	case "confined":
 		Run(b, RunConfig{Budget: Budget{CPUs: []int{1}}, Gap: Gap{Kind: GapBusy, Mean: 50 * time.Microsecond}}, Func(spinFor(20*time.Microsecond)))
 	case "badbudget":

@@ -5,124 +5,109 @@ import (
 	"io"
 	"math"
 	"os"
-	"slices"
+	"strconv"
 	"strings"
 
+	"golang.org/x/perf/benchfmt"
+
+	"github.com/gapbench/gapbench/internal/judge"
+	"github.com/gapbench/gapbench/internal/report"
 	"github.com/gapbench/gapbench/internal/verdicttext"
-	"github.com/gapbench/gapbench/nullband"
 )
 
-// judgedUnit is a figure Compare judges each arm on, with its weight in
-// the arm's family (nullband.JudgeWeighted).
-type judgedUnit struct {
-	unit   string
-	of     func(*result) float64
-	weight float64
-}
+// Compare judges through internal/judge, the one judge of every route:
+// each block becomes a row of the rounds table holding the values Compare
+// prints for it (blockOf), and the table is judged under the one policy
+// (judge.Policy: judge.DefaultUnits, the median step weighing twice the
+// others, every arm's rows one family), so that `decodegap interleave`'s
+// judge of the same numbers gives the same rows.
 
-// judgedUnits are the figures Compare judges each arm on, against the first
-// arm: the mean (it carries the tail), the median step (the typical one,
-// and the figure users quote: it weighs twice the others), and what the
-// steps cost the machine.
-var judgedUnits = []judgedUnit{
-	{"ns/op", func(r *result) float64 { return r.lat.mean }, 1},
-	{"p50-ns/op", func(r *result) float64 { return r.lat.p50 }, 2},
-	{"cpu/wall", func(r *result) float64 { return r.proc.cpuPerWall() }, 1},
-}
-
-// openUnits are judged besides in an open loop (Gap.Open): the response
-// times, queueing included. A block whose p99 no bound supports gives no
-// value (its round is set aside as missing), never a guess.
-var openUnits = []judgedUnit{
-	{"resp-p50-ns/op", func(r *result) float64 { return r.open.resp.p50 }, 1},
-	{"resp-p99-ns/op", func(r *result) float64 {
-		if t := r.open.respTail[1]; t.Known {
-			return t.Value
-		}
-		return math.NaN()
-	}, 1},
-}
-
-// units returns the figures judged in this comparison.
-func (c *comparison) units() []judgedUnit {
-	if c.cfg.Gap.Open {
-		return append(slices.Clip(judgedUnits), openUnits...)
-	}
-	return judgedUnits
-}
-
-// armVerdict is one arm's verdicts against the first arm, by judged unit.
-type armVerdict struct {
-	arm      int
-	verdicts []nullband.Verdict
-	errs     []error
-}
-
-// judge judges every arm against the first over the first rounds rounds at
-// setting pi, in sequential mode (Options.MaxRounds = -count), with each
-// round's contention screen, each arm's metrics as one family
-// (nullband.JudgeFamily), and reports whether every verdict is decided.
-func (c *comparison) judge(pi, rounds int) bool {
-	if c.cfg.NoNullArm || len(c.arms) < 3 {
-		return false
-	}
-	res := c.res[pi]
-	base, null := res[0], res[len(c.arms)-1]
+// policy is Compare's judging policy: the first arm is the base, the null
+// arm the null, nullband's options from CompareConfig.Verdict in
+// sequential mode with -count the most rounds.
+func (c *comparison) policy() judge.Policy {
 	opt := c.cfg.Verdict
 	if opt.MaxRounds == 0 {
 		opt.MaxRounds = c.plan.count
 	}
-	decided := true
-	var vs []armVerdict
-	for a := 1; a < len(c.arms)-1; a++ {
-		av := armVerdict{arm: a}
-		var members []nullband.Samples
-		var weights []float64
-		for _, m := range c.units() {
-			weights = append(weights, m.weight)
-			s := nullband.Samples{Contended: make([]bool, rounds)}
-			for r := range rounds {
-				s.Base = append(s.Base, m.of(base[r]))
-				s.Candidate = append(s.Candidate, m.of(res[a][r]))
-				s.Null = append(s.Null, m.of(null[r]))
-				s.Contended[r] = unshared(base[r], res[a][r], null[r])
-			}
-			members = append(members, s)
-		}
-		// One family per arm: weighted Holm over its metrics, so that an
-		// arm equal to the base is called faster or slower on any of them
-		// at most 1 − Confidence of the time.
-		f, err := nullband.JudgeWeighted(members, weights, opt)
-		for i := range members {
-			v := nullband.Verdict{}
-			if err == nil {
-				v = f.Verdicts[i]
-			}
-			av.verdicts, av.errs = append(av.verdicts, v), append(av.errs, err)
-			decided = decided && err == nil && v.Outcome != nullband.Undecided
-		}
-		vs = append(vs, av)
+	return judge.Policy{Base: c.arms[0].Name, Null: NullArm, Options: opt}
+}
+
+// judge judges every arm against the first over the first rounds rounds at
+// setting pi and reports whether every verdict is decided.
+func (c *comparison) judge(pi, rounds int) bool {
+	if c.cfg.NoNullArm || len(c.arms) < 2 {
+		return false
 	}
-	c.verdicts[pi] = vs
-	return decided
+	names := make([]string, len(c.arms))
+	blocks := make([][]judge.Block, len(c.arms))
+	for a := range c.arms {
+		names[a] = c.arms[a].Name
+		for r := range rounds {
+			blocks[a] = append(blocks[a], blockOf(c.res[pi][a][r]))
+		}
+	}
+	rows, err := judgeBlocks("", names, blocks, c.policy())
+	c.rows[pi], c.judgeErr[pi] = rows, err
+	return err == nil && judge.Decided(rows)
+}
+
+// judgeBlocks is Compare's judge: blocks[a][r] is arm names[a]'s block in
+// round r+1 of benchmark bench.
+func judgeBlocks(bench string, names []string, blocks [][]judge.Block, p judge.Policy) ([]report.Row, error) {
+	t := &judge.Table{}
+	for a, bs := range blocks {
+		for r, b := range bs {
+			if err := t.Add(bench, names[a], r+1, b); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return judge.Judge(t, p)
+}
+
+// blockOf is a block's row of the rounds table: the values exactly as its
+// result line prints them, its screen mark and its stall mark.
+func blockOf(r *result) judge.Block {
+	b := judge.Block{Contended: contended(r)}
+	for _, m := range r.metrics() {
+		v := reportValue(m.value)
+		b.Values = append(b.Values, benchfmt.Value{Value: printed(v), Unit: reportUnit(metric{v, m.unit})})
+	}
+	b.Stall = judge.Stalled(b.Values) // the rule a reader of the printed line applies
+	return b
+}
+
+// printed is x as testing prints a reported metric (testing's
+// prettyPrint: a fixed number of decimals by magnitude), read back: the
+// value benchstat and a benchfmt reader see.
+func printed(x float64) float64 {
+	prec := 7
+	switch y := math.Abs(x); {
+	case y == 0 || y >= 999.95:
+		prec = 0
+	case y >= 99.995:
+		prec = 1
+	case y >= 9.9995:
+		prec = 2
+	case y >= 0.99995:
+		prec = 3
+	case y >= 0.099995:
+		prec = 4
+	case y >= 0.0099995:
+		prec = 5
+	case y >= 0.00099995:
+		prec = 6
+	}
+	v, err := strconv.ParseFloat(strconv.FormatFloat(x, 'f', prec, 64), 64)
+	if err != nil {
+		return x
+	}
+	return v
 }
 
 // contended reports whether the contention screen marked a block.
 func contended(r *result) bool { return r.host.ok && r.host.verdict.Contended }
-
-// unshared reports whether a round's arms met different weather: the
-// screen marked some of its blocks contended and not others. On a shared
-// host most blocks are contended; a round contended throughout stays, since
-// pairing within the round cancels weather its arms shared.
-func unshared(blocks ...*result) bool {
-	n := 0
-	for _, b := range blocks {
-		if contended(b) {
-			n++
-		}
-	}
-	return n > 0 && n < len(blocks)
-}
 
 // compareSummary is Compare's own lines: the order used and the verdicts.
 type compareSummary struct{ lines []string }
@@ -157,21 +142,19 @@ func (c *comparison) summary() *compareSummary {
 			}
 		}
 		lines = append(lines, o.String())
-		if c.cfg.NoNullArm {
+		switch {
+		case c.cfg.NoNullArm:
 			lines = append(lines, "verdicts: none without a null arm (CompareConfig.NoNullArm is set); compare the columns with benchstat")
 			continue
-		}
-		var rows []verdicttext.Row
-		for _, av := range c.verdicts[pi] {
-			for i, m := range c.units() {
-				rows = append(rows, verdicttext.Row{Arm: c.arms[av.arm].Name, Metric: m.unit, Verdict: av.verdicts[i], Err: av.errs[i]})
-			}
+		case c.judgeErr[pi] != nil:
+			lines = append(lines, fmt.Sprintf("verdicts: none: %v", c.judgeErr[pi]))
+			continue
 		}
 		var t strings.Builder
 		names := verdicttext.Names{Base: c.arms[0].Name, Null: NullArm, Rounds: "-count",
 			Delta: "CompareConfig.Verdict.Delta", MaxQuarantined: "CompareConfig.Verdict.MaxQuarantined",
-			Family: "each arm's metrics (the median step weighing twice the others)"}
-		if err := verdicttext.Write(&t, rows, names); err != nil {
+			Family: "every arm's metrics (the median step weighing twice the others)"}
+		if err := verdicttext.WriteRows(&t, c.rows[pi], names); err != nil {
 			lines = append(lines, fmt.Sprintf("verdicts: %v", err))
 		}
 		lines = append(lines, strings.Split(strings.TrimSuffix(t.String(), "\n"), "\n")...)

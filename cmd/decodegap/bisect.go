@@ -17,7 +17,9 @@ import (
 	"github.com/gapbench/gapbench/hostmon"
 	"github.com/gapbench/gapbench/internal/history"
 	"github.com/gapbench/gapbench/internal/interleave"
+	"github.com/gapbench/gapbench/internal/judge"
 	"github.com/gapbench/gapbench/internal/prreport"
+	"github.com/gapbench/gapbench/internal/report"
 	"github.com/gapbench/gapbench/nullband"
 )
 
@@ -56,7 +58,7 @@ flags:
 // bisectFlags are the settings of each comparison, shared with
 // 'history detect -confirm'.
 type bisectFlags struct {
-	delta     percent
+	delta     judge.Delta
 	alpha     float64
 	units     string
 	budget    time.Duration
@@ -269,7 +271,7 @@ func (p *prComparer) Compare(ctx context.Context, good, cand string, conf float6
 	if err := sched.Run(ctx); err != nil {
 		return history.StepResult{}, err
 	}
-	rows, un, err := prreport.JudgeJobs(jobs, opt)
+	rows, un, err := prreport.JudgeJobs(jobs, sched.Policy())
 	if err != nil {
 		return history.StepResult{}, err
 	}
@@ -295,9 +297,12 @@ func classifyRows(rows []prreport.Row, delta float64, rounds int) history.StepRe
 	best := math.Inf(-1)
 	var details []string
 	for _, r := range rows {
+		if r.Kind == report.NullCheck {
+			continue // the A/A check: never a step's answer
+		}
 		v := r.Verdict
-		details = append(details, fmt.Sprintf("%s %s: %s, B/A %.3f", r.Benchmark, r.Unit, v.Outcome, v.Ratio))
-		slower := v.Outcome == nullband.Slower && r.Effect() > delta/2
+		details = append(details, fmt.Sprintf("%s %s: %s, B/A %.3f", r.Bench, r.Unit, v.Outcome, v.Ratio))
+		slower := v.Outcome == nullband.Slower && v.Ratio-1 > delta/2
 		switch {
 		case slower:
 			if res.Outcome != history.StepSlower || v.Ratio > res.Ratio {

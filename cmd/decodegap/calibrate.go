@@ -12,7 +12,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -21,6 +20,9 @@ import (
 
 	"github.com/gapbench/gapbench/hostmon"
 	"github.com/gapbench/gapbench/internal/interleave"
+	"github.com/gapbench/gapbench/internal/judge"
+	"github.com/gapbench/gapbench/internal/report"
+	"github.com/gapbench/gapbench/internal/verdicttext"
 	"github.com/gapbench/gapbench/nullband"
 )
 
@@ -68,7 +70,7 @@ func runCalibrate(args []string, stdout, stderr io.Writer) int {
 	out := fs.String("o", "", "also keep the runs' output (Go benchmark format) in `file`, which must not exist")
 	bench := fs.String("bench", ".", "benchmark `regexp`, passed as -test.bench")
 	benchtime := fs.String("benchtime", "", "passed as -test.benchtime when set (e.g. 2000x)")
-	units := fs.String("unit", "p50-sec/op,sec/op,cpu/wall", "comma-separated `units` to calibrate, those present")
+	units := fs.String("unit", judge.DefaultUnitList, "comma-separated `units` to calibrate, those present")
 	lock := fs.Bool("lock", true, "hold the host lock while running (see 'decodegap lock')")
 	lockPath := fs.String("lock-path", hostmon.DefaultLockPath(), "host lock `file`")
 	screen := fs.Bool("screen", true, "screen the host over each run (the screen: line of -o)")
@@ -208,12 +210,20 @@ type calibration struct {
 	// calibrateRounds.
 	mde []float64
 	// verdict is a2 against a (A/A: equivalent or undecided, unless the
-	// host moved).
-	verdict nullband.Verdict
+	// host moved), and check the null arm against a (the A/A check every
+	// verdict table prints; the zero Verdict when it has none).
+	verdict, check nullband.Verdict
+}
+
+// calibratePolicy is calibrate's judging policy: a2 judged against a,
+// calibrated by the null arm, on units (internal/judge's one policy).
+func calibratePolicy(units []string) judge.Policy {
+	return judge.Policy{Base: "a", Null: "null", Units: units}
 }
 
 // calibrateRows judges the A/A output: a2 against a, with the null arm,
-// and the MDE at each of calibrateRounds.
+// and the MDE at each of calibrateRounds, on the rounds as a comparison's
+// verdict sees them (the screen's contended marks included).
 func calibrateRows(data []byte, units []string) ([]calibration, error) {
 	rd := benchfmt.NewReader(bytes.NewReader(data), "calibrate")
 	var results []*benchfmt.Result
@@ -225,43 +235,36 @@ func calibrateRows(data []byte, units []string) ([]calibration, error) {
 	if err := rd.Err(); err != nil {
 		return nil, err
 	}
-	sets, err := interleave.Collect(results, "a", "null", units)
+	rows, t, err := interleave.Judge(results, calibratePolicy(units))
+	if errors.Is(err, judge.ErrNothingToJudge) {
+		return nil, fmt.Errorf("the runs printed no %s values: choose -unit from the units the benchmark reports", strings.Join(units, ", "))
+	}
 	if err != nil {
 		return nil, err
 	}
-	if len(sets) == 0 {
-		return nil, fmt.Errorf("the runs printed no %s values: choose -unit from the units the benchmark reports", strings.Join(units, ", "))
-	}
-	// Rows by benchmark (in order of appearance), then in the order of
-	// units.
-	var benches []string
-	for _, s := range sets {
-		if !slices.Contains(benches, s.Benchmark) {
-			benches = append(benches, s.Benchmark)
+	checks := map[[2]string]nullband.Verdict{}
+	for _, r := range rows {
+		if r.Kind == report.NullCheck {
+			checks[[2]string{r.Bench, r.Unit}] = r.Verdict
 		}
 	}
-	slices.SortStableFunc(sets, func(x, y interleave.Set) int {
-		if c := slices.Index(benches, x.Benchmark) - slices.Index(benches, y.Benchmark); c != 0 {
-			return c
+	var out []calibration
+	for _, r := range rows {
+		if r.Kind != report.Candidate || r.Arm != "a2" {
+			continue
 		}
-		return slices.Index(units, x.Unit) - slices.Index(units, y.Unit)
-	})
-	var rows []calibration
-	for _, s := range sets {
-		// The samples as a comparison's verdict would see them: rounds
-		// are quarantined as interleave.Collect marks them.
-		smp := s.Samples
-		v, err := nullband.Judge(smp, nullband.Options{})
-		if err != nil {
-			return nil, err
+		if r.Err != "" {
+			return nil, errors.New(r.Err)
 		}
-		row := calibration{benchmark: s.Benchmark, unit: s.Unit, used: v.Used, quarantined: v.Quarantined, verdict: v}
+		smp := t.Samples(r.Bench, r.Unit, "a", "a2", "null")
+		row := calibration{benchmark: r.Bench, unit: r.Unit, used: r.Verdict.Used, quarantined: r.Verdict.Quarantined,
+			verdict: r.Verdict, check: checks[[2]string{r.Bench, r.Unit}]}
 		for _, n := range calibrateRounds {
 			row.mde = append(row.mde, nullband.MDEAt(smp, n, nullband.Options{}))
 		}
-		rows = append(rows, row)
+		out = append(out, row)
 	}
-	return rows, nil
+	return out, nil
 }
 
 // metricName is the short name of a tidied unit in the summary line.
@@ -271,6 +274,8 @@ func metricName(unit string) string {
 		return "mean"
 	case "p50-sec/op":
 		return "p50"
+	case "cpu-sec/op":
+		return "cpu"
 	}
 	return strings.TrimSuffix(unit, "/op")
 }
@@ -293,13 +298,13 @@ func writeCalibration(w io.Writer, rows []calibration, load string) {
 	for _, n := range calibrateRounds {
 		fmt.Fprintf(tw, "\tMDE at %d", n)
 	}
-	fmt.Fprint(tw, "\ta2/a verdict\n")
+	fmt.Fprint(tw, "\ta2/a verdict\tnull/a (A/A check)\n")
 	for _, r := range rows {
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%d", r.benchmark, r.unit, r.used, r.quarantined)
 		for _, m := range r.mde {
 			fmt.Fprintf(tw, "\t%s", mdePct(m))
 		}
-		fmt.Fprintf(tw, "\t%s\n", r.verdict.Outcome)
+		fmt.Fprintf(tw, "\t%s\t%s\n", verdicttext.Outcome(r.verdict.Outcome, r.unit), verdicttext.Outcome(r.check.Outcome, r.unit))
 	}
 	tw.Flush()
 	var bench string

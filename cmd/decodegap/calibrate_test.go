@@ -14,22 +14,23 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gapbench/gapbench/internal/interleave"
+	"github.com/gapbench/gapbench/internal/judge"
 	"github.com/gapbench/gapbench/internal/testutil"
 	"github.com/gapbench/gapbench/nullband"
 )
 
 // aaFile writes an A/A interleave file: per round, arms a, a2 and null with
 // sec/op values 100 µs × (1 + noise) and p50-sec/op with a tenth of the
-// noise; rounds in contended are screened contended.
+// noise; in the rounds in contended, a2's run is screened contended.
 func aaFile(rounds int, contended map[int]bool) ([]byte, [3][]float64) {
 	var b bytes.Buffer
 	var vals [3][]float64
 	for r := 1; r <= rounds; r++ {
-		screen := "clean"
-		if contended[r] {
-			screen = "contended"
-		}
 		for i, arm := range []string{"a", "a2", "null"} {
+			screen := "clean"
+			if contended[r] && arm == "a2" {
+				screen = "contended"
+			}
 			// A fixed, uneven pattern: no randomness in the test.
 			noise := 0.02 * math.Sin(float64(7*r+3*i))
 			vals[i] = append(vals[i], 100e-6*(1+noise))
@@ -42,9 +43,7 @@ func aaFile(rounds int, contended map[int]bool) ([]byte, [3][]float64) {
 
 func TestCalibrateRows(t *testing.T) {
 	data, vals := aaFile(12, map[int]bool{3: true})
-	var want nullband.Samples
-	sets := collectAA(t, data)
-	want = sets[0].Samples
+	want := samplesAA(t, data)
 	rows, err := calibrateRows(data, []string{"sec/op", "p50-sec/op"})
 	require.NoError(t, err)
 	require.Len(t, rows, 2)
@@ -60,7 +59,8 @@ func TestCalibrateRows(t *testing.T) {
 	}
 
 	// The MDE is nullband's, at each round count, on a2 against a, with the
-	// rounds as interleave.Collect gives them.
+	// rounds as the rounds table gives them (round 3 marked contended).
+	assert.True(t, want.Contended[2], "the screen: key reaches the verdict")
 	for i, n := range calibrateRounds {
 		assert.Equal(t, nullband.MDEAt(want, n, nullband.Options{}), mean.mde[i], "MDE at %d rounds", n)
 	}
@@ -73,20 +73,36 @@ func TestCalibrateRows(t *testing.T) {
 	var out bytes.Buffer
 	writeCalibration(&out, rows, "3.10 2.00 1.00")
 	text := out.String()
-	assert.Regexp(t, `(?m)^benchmark +metric +rounds used +quarantined +MDE at 10 +MDE at 20 +MDE at 40 +a2/a verdict$`, text)
-	assert.Regexp(t, `(?m)^Step-2 +sec/op +\d+ +\d+ +\d+\.\d% +\d+\.\d% +\d+\.\d% +(equivalent|undecided|faster|slower)$`, text)
+	assert.Regexp(t, `(?m)^benchmark +metric +rounds used +quarantined +MDE at 10 +MDE at 20 +MDE at 40 +a2/a verdict +null/a \(A/A check\)$`, text)
+	assert.Regexp(t, `(?m)^Step-2 +sec/op +\d+ +\d+ +\d+\.\d% +\d+\.\d% +\d+\.\d% +(equivalent|undecided|faster|slower) +(equivalent|undecided|faster|slower)$`, text)
 	assert.Regexp(t, `(?m)^Step-2: mean: \d+\.\d% at 10 rounds, \d+\.\d% at 20, \d+\.\d% at 40; p50: \d+\.\d% at 10 rounds, \d+\.\d% at 20, \d+\.\d% at 40$`, text)
 	assert.Contains(t, text, "load average at the end: 3.10 2.00 1.00")
 	assert.Contains(t, text, mdePct(mean.mde[0])+" at 10 rounds")
 }
 
-func collectAA(t *testing.T, data []byte) []interleave.Set {
+// samplesAA is a2 against a on sec/op as the rounds table gives them.
+func samplesAA(t *testing.T, data []byte) nullband.Samples {
 	t.Helper()
-	results := testutil.ResultsString(t, string(data))
-	sets, err := interleave.Collect(results, "a", "null", []string{"sec/op"})
+	tb, err := judge.FromBenchfmt(testutil.ResultsString(t, string(data)))
 	require.NoError(t, err)
-	require.Len(t, sets, 1)
-	return sets
+	return tb.Samples("Step-2", "sec/op", "a", "a2", "null")
+}
+
+// calibrate's rows are those of interleave's judge (internal/judge) on
+// the same file under calibrate's policy: the same verdicts.
+func TestCalibrateJudgesAsInterleave(t *testing.T) {
+	data, _ := aaFile(12, map[int]bool{3: true, 7: true})
+	units := []string{"sec/op", "p50-sec/op"}
+	rows, err := calibrateRows(data, units)
+	require.NoError(t, err)
+	want, _, err := interleave.Judge(testutil.ResultsString(t, string(data)), calibratePolicy(units))
+	require.NoError(t, err)
+	require.Len(t, want, 4, "a2 and the null arm's A/A rows, two units each")
+	for i, r := range rows {
+		// %+v: a verdict holds NaNs, which == never matches.
+		assert.Equal(t, fmt.Sprintf("%+v", want[i].Verdict), fmt.Sprintf("%+v", r.verdict), r.unit)
+		assert.Equal(t, fmt.Sprintf("%+v", want[i+2].Verdict), fmt.Sprintf("%+v", r.check), r.unit)
+	}
 }
 
 func TestCalibrateTooFewRounds(t *testing.T) {
@@ -134,7 +150,7 @@ func TestCalibrateRealRun(t *testing.T) {
 	assert.Len(t, res, 18, "3 processes × 6 rounds")
 
 	text := stdout.String()
-	row := regexp.MustCompile(`(?m)^Step-2 +p50-sec/op +(\d+) +(\d+) +(\S+) +(\S+) +(\S+) +\S+$`).FindStringSubmatch(text)
+	row := regexp.MustCompile(`(?m)^Step-2 +p50-sec/op +(\d+) +(\d+) +(\S+) +(\S+) +(\S+) +\S+ +\S+$`).FindStringSubmatch(text)
 	require.NotNil(t, row, "stdout:\n%s", text)
 	used, _ := strconv.Atoi(row[1])
 	quarantined, _ := strconv.Atoi(row[2])
@@ -150,5 +166,5 @@ func TestCalibrateRealRun(t *testing.T) {
 		assert.GreaterOrEqual(t, pct(row[3]), pct(row[4]))
 		assert.GreaterOrEqual(t, pct(row[4]), pct(row[5]))
 	}
-	assert.Regexp(t, `(?m)^Step-2: p50: \S+ at 10 rounds, \S+ at 20, \S+ at 40; mean: `, text)
+	assert.Regexp(t, `(?m)^Step-2: mean: \S+ at 10 rounds, \S+ at 20, \S+ at 40; p50: \S+ at 10 rounds, \S+ at 20, \S+ at 40; cpu: `, text)
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/gapbench/gapbench/internal/history"
 	"github.com/gapbench/gapbench/internal/history/edivisive"
+	"github.com/gapbench/gapbench/internal/judge"
 )
 
 const historyDetectUsage = `usage: decodegap history detect [flags] [packages]
@@ -116,7 +117,7 @@ func (p *percentOrZero) Set(s string) error {
 		*p = 0
 		return nil
 	}
-	var q percent
+	var q judge.Delta
 	if err := q.Set(s); err != nil {
 		return err
 	}

@@ -11,7 +11,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -21,6 +20,8 @@ import (
 	"github.com/gapbench/gapbench/hostmon"
 	"github.com/gapbench/gapbench/internal/hostwords"
 	"github.com/gapbench/gapbench/internal/interleave"
+	"github.com/gapbench/gapbench/internal/judge"
+	"github.com/gapbench/gapbench/internal/report"
 	"github.com/gapbench/gapbench/internal/traceplot"
 	"github.com/gapbench/gapbench/nullband"
 )
@@ -128,13 +129,14 @@ func runInterleave(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&f.rounds, "rounds", 10, "number of `rounds`; the verdict needs ≥ 6 used rounds for a 95% CI, 7 when Holm judges 2–3 units together")
 	fs.BoolVar(&f.untilDecided, "until-decided", false, "run rounds until every judged metric is decided (faster, slower or equivalent), at most -max-rounds; the test accounts for the repeated looks")
 	fs.IntVar(&f.maxRounds, "max-rounds", 0, "with -until-decided, the most `rounds` to run")
-	fs.Float64Var(&f.delta, "delta", 0.02, "equivalence margin as a `fraction`: B/A within ±delta is equivalent")
+	f.delta = 0.02
+	fs.Var((*judge.Delta)(&f.delta), "delta", "equivalence `margin`, a percentage (2%) or a fraction (0.02): B/A within ±margin is equivalent")
 	fs.Uint64Var(&f.seed, "seed", 0, "`seed` of the per-round order; 0 draws one (it is printed, and written to the output)")
 	fs.StringVar(&f.out, "o", "", "output `file` (Go benchmark format); must not exist; default interleave-YYYYMMDD-HHMMSS.txt")
 	fs.StringVar(&f.bench, "bench", ".", "benchmark `regexp`, passed as -test.bench")
 	fs.StringVar(&f.benchtime, "benchtime", "", "passed as -test.benchtime when set (e.g. 1000x: the same work in every run)")
 	fs.StringVar(&f.run, "run", "^$", "test `regexp`, passed as -test.run: tests to run beside the benchmarks (^$ matches none)")
-	fs.StringVar(&f.units, "unit", "sec/op,p50-sec/op", "comma-separated `units` to judge, those present (benchfmt's tidied units: ns/op is sec/op; p50-sec/op is decodegap.Run's median step)")
+	fs.StringVar(&f.units, "unit", judge.DefaultUnitList, "comma-separated `units` to judge, those present (benchfmt's tidied units: ns/op is sec/op; p50-sec/op is decodegap.Run's median step, cpu-sec/op its CPU time per step)")
 	fs.StringVar(&f.null, "null", "null", "`name` of the null arm")
 	fs.BoolVar(&f.lock, "lock", true, "hold the host lock while running (see 'decodegap lock')")
 	fs.StringVar(&f.lockPath, "lock-path", hostmon.DefaultLockPath(), "host lock `file`")
@@ -411,100 +413,6 @@ func lostLine(e *interleave.RunError) string {
 	return head + words + ": " + msg
 }
 
-// judgeResults judges every candidate arm in results against the base,
-// calibrated by the null arm, in every unit of -unit.
-func judgeResults(f interleaveFlags, arms []string, results []*benchfmt.Result) ([]judged, error) {
-	var units []string
-	for _, u := range strings.Split(f.units, ",") {
-		if u = strings.TrimSpace(u); u != "" {
-			units = append(units, u)
-		}
-	}
-	sets, err := interleave.Collect(results, arms[0], f.null, units)
-	if err != nil {
-		return nil, err
-	}
-	if len(sets) == 0 {
-		var missing []string
-		for _, a := range arms[1:] {
-			if a == f.null {
-				continue
-			}
-			if !slices.ContainsFunc(results, func(r *benchfmt.Result) bool { return r.GetConfig(interleave.KeyArm) == a }) {
-				missing = append(missing, a)
-			}
-		}
-		if len(missing) > 0 {
-			return nil, fmt.Errorf("nothing to judge: %s has no result of arm %s", f.out, strings.Join(missing, ", "))
-		}
-		return nil, fmt.Errorf("%s holds no %s values to judge: choose -unit from the units the benchmarks report", f.out, f.units)
-	}
-	// One family per benchmark and candidate arm: weighted Holm over its
-	// units, so that an arm equal to the base is called faster or slower
-	// on any of them at most 1 − confidence of the time.
-	opt := f.options()
-	rows := make([]judged, len(sets))
-	for _, fam := range families(sets) {
-		members := make([]nullband.Samples, len(fam))
-		weights := make([]float64, len(fam))
-		for i, k := range fam {
-			members[i], weights[i] = sets[k].Samples, unitWeight(sets[k].Unit)
-		}
-		f, err := nullband.JudgeWeighted(members, weights, opt)
-		if err != nil {
-			return nil, err
-		}
-		for i, k := range fam {
-			rows[k] = judged{Set: sets[k], Verdict: f.Verdicts[i]}
-		}
-	}
-	return rows, nil
-}
-
-// allDecided reports whether results so far give every candidate arm a
-// decided verdict (faster, slower or equivalent) on every unit: the stop
-// of -until-decided. No verdict yet, or an error, is not decided.
-func allDecided(f interleaveFlags, arms []string, results []*benchfmt.Result) bool {
-	rows, err := judgeResults(f, arms, results)
-	if err != nil || len(rows) == 0 {
-		return false
-	}
-	for _, row := range rows {
-		if row.Verdict.Outcome == nullband.Undecided {
-			return false
-		}
-	}
-	return true
-}
-
-// unitWeight is a unit's weight in its family: a median (p50-) unit, the
-// figure users quote, weighs twice the others, as in decodegap.Compare.
-func unitWeight(unit string) float64 {
-	if strings.HasPrefix(unit, "p50-") {
-		return 2
-	}
-	return 1
-}
-
-// families groups the indices of sets by benchmark and candidate arm, in
-// the order first seen.
-func families(sets []interleave.Set) [][]int {
-	type key struct{ bench, arm string }
-	at := map[key]int{}
-	var out [][]int
-	for i, s := range sets {
-		k := key{s.Benchmark, s.Candidate}
-		j, ok := at[k]
-		if !ok {
-			j = len(out)
-			at[k] = j
-			out = append(out, nil)
-		}
-		out[j] = append(out[j], i)
-	}
-	return out
-}
-
 // judgeFile reads the output file back, judges every candidate arm against
 // the base and the null band, and prints the verdict table.
 func judgeFile(f interleaveFlags, arms []string, stdout io.Writer) error {
@@ -557,13 +465,13 @@ func judgeFile(f interleaveFlags, arms []string, stdout io.Writer) error {
 // the extension (the benchmark only when the rows hold more than one),
 // reduced to characters safe in a file name, and numbered when two rows
 // would still share a name, so that no picture overwrites another.
-func plotPaths(plot string, rows []judged) []string {
+func plotPaths(plot string, rows []report.Row) []string {
 	if len(rows) == 1 {
 		return []string{plot}
 	}
 	benches := map[string]bool{}
 	for _, r := range rows {
-		benches[r.Set.Benchmark] = true
+		benches[r.Bench] = true
 	}
 	ext := filepath.Ext(plot)
 	safe := func(s string) string {
@@ -577,9 +485,9 @@ func plotPaths(plot string, rows []judged) []string {
 	seen := map[string]int{}
 	paths := make([]string, len(rows))
 	for i, r := range rows {
-		tag := r.Set.Candidate + "-" + r.Set.Unit
+		tag := r.Arm + "-" + r.Unit
 		if len(benches) > 1 {
-			tag = strings.TrimPrefix(r.Set.Benchmark, "Benchmark") + "-" + tag
+			tag = r.Bench + "-" + tag
 		}
 		tag = safe(tag)
 		if n := seen[tag]; n > 0 {
@@ -609,10 +517,10 @@ func verdictLabel(v nullband.Verdict) string {
 // verdictData turns a verdict into the picture's data: the rounds that have
 // a ratio, the null band, and the ratio's CI (collapsed onto the estimate,
 // and said so, when the run has too few rounds for one).
-func verdictData(row judged, base string) traceplot.VerdictData {
+func verdictData(row report.Row, base string) traceplot.VerdictData {
 	v := row.Verdict
 	d := traceplot.VerdictData{
-		Title: row.Set.Benchmark, ArmA: base, ArmB: row.Set.Candidate, Metric: row.Set.Unit,
+		Title: row.Bench, ArmA: base, ArmB: row.Arm, Metric: row.Unit,
 		Ratio: v.Ratio, CILow: v.Lo, CIHigh: v.Hi, CILevel: v.Confidence,
 		Verdict: verdictLabel(v),
 	}

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -87,13 +88,17 @@ func TestInterleaveUntilDecidedUsage(t *testing.T) {
 		{[]string{"-until-decided", "-max-rounds", "20", "-rounds", "5"}, "-rounds and -until-decided: give -max-rounds N instead of -rounds with -until-decided"},
 		{[]string{"-max-rounds", "20"}, "-max-rounds 20 without -until-decided: use -rounds for a fixed number of rounds"},
 		{[]string{"-until-decided", "-max-rounds", "3"}, "-max-rounds 3: need 4 to 1000000000 (4 rounds give the first 95% CI, 5 for 2–3 units under Holm)"},
-		{[]string{"-delta", "NaN"}, "-delta NaN: need a fraction between 0 and 1, e.g. 0.02 (±2%)"},
-		{[]string{"-delta", "0"}, "-delta 0: need a fraction between 0 and 1, e.g. 0.02 (±2%)"},
-		{[]string{"-delta", "+Inf"}, "-delta +Inf: need a fraction between 0 and 1, e.g. 0.02 (±2%)"},
 	} {
 		var stdout, stderr bytes.Buffer
 		code := dispatch(append(append([]string{"interleave"}, c.args...), "a="+exe, "b="+exe), &stdout, &stderr)
 		assert.Equal(t, 2, code, "%v", c.args)
 		assert.Equal(t, "decodegap interleave: "+c.msg+"\nrun 'decodegap interleave -h' for usage\n", stderr.String(), "%v", c.args)
+	}
+	// -delta has the one syntax of every command (judge.ParseDelta).
+	for _, d := range []string{"NaN", "0", "+Inf", "100%"} {
+		var stdout, stderr bytes.Buffer
+		code := dispatch([]string{"interleave", "-delta", d, "a=" + exe, "b=" + exe}, &stdout, &stderr)
+		assert.Equal(t, 2, code, d)
+		assert.True(t, strings.HasPrefix(stderr.String(), `invalid value "`+d+`" for flag -delta: "`+d+`": the margin must lie between 0 and 100% (e.g. 2% or 0.02)`), stderr.String())
 	}
 }

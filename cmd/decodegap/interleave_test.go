@@ -339,9 +339,14 @@ func TestInterleaveScreenUnavailable(t *testing.T) {
 		assert.Equal(t, "unavailable", r.GetConfig("screen"))
 	}
 	// One round gives no confidence interval: the verdict says so, at the
-	// level weighted Holm gives each unit (sec/op 1/3 of 5%, p50 2/3).
-	assert.Contains(t, stdout.String(), "\ntoo few rounds (b sec/op: 1 used of 5 needed at 98.3%; b p50-sec/op: 1 used of 4 needed at 96.7%)\n  for a finite interval; raise -rounds.\n")
-	assert.Contains(t, strings.Join(strings.Fields(stdout.String()), " "), "false alarms: each benchmark and arm's units (a p50- unit weighing twice the others) form one family of 2 rows under Holm's procedure: the chance that any of them is called faster or slower while unchanged is at most 5%")
+	// level weighted Holm gives each unit (sec/op and cpu-sec/op 1/4 of
+	// 5%, p50 2/4), for the candidate and the null arm's A/A rows alike.
+	words := strings.Join(strings.Fields(stdout.String()), " ")
+	// (A round whose blocks held a stall in some arms only is
+	// quarantined instead: a loaded host makes that likely.)
+	assert.Regexp(t, `too few rounds \(b sec/op: 1 used of 5 needed at 98\.8%;|too many rounds quarantined \(b sec/op: 1 of 1;`, words)
+	assert.Contains(t, words, "false alarms: every benchmark and arm's units (a p50- unit weighing twice the others) form one family of 3 rows under Holm's procedure: the chance that any of them is called faster or slower while unchanged is at most 5%")
+	assert.Regexp(t, `(?m)^Step-2 +null \(A/A check\) +p50-sec/op +undecided `, stdout.String())
 }
 
 func TestInterleaveNoSuchUnit(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/gapbench/gapbench/internal/judge"
 	"github.com/gapbench/gapbench/internal/prreport"
 	"github.com/gapbench/gapbench/internal/verdicttext"
 	"github.com/gapbench/gapbench/nullband"
@@ -40,7 +41,7 @@ flags:
 // mergeFlags are the merge command's settings.
 type mergeFlags struct {
 	alpha  float64
-	delta  percent
+	delta  judge.Delta
 	units  string
 	md     string
 	failOn string

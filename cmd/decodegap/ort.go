@@ -18,6 +18,7 @@ import (
 	"github.com/gapbench/gapbench/decodegap/ort"
 	"github.com/gapbench/gapbench/hostmon"
 	"github.com/gapbench/gapbench/internal/interleave"
+	"github.com/gapbench/gapbench/internal/judge"
 	"golang.org/x/perf/benchfmt"
 )
 
@@ -368,8 +369,9 @@ func (f *ortFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.tol, "tol", "1e-5,1e-4", "parity tolerance `ABS,REL`: |cand−ref| ≤ ABS + REL×|ref|")
 	fs.Var(&f.tolOutputs, "tol-output", "one output's parity tolerance, `OUTPUT=ABS,REL`; repeatable")
 	fs.StringVar(&f.out, "o", "", "output `file` (Go benchmark format); must not exist; default ort-YYYYMMDD-HHMMSS.txt")
-	fs.StringVar(&f.units, "unit", "sec/op,p50-sec/op,cpu/wall", "comma-separated `units` to judge")
-	fs.Float64Var(&f.delta, "delta", 0.02, "equivalence margin as a `fraction`: B/A within ±delta is equivalent")
+	fs.StringVar(&f.units, "unit", judge.DefaultUnitList, "comma-separated `units` to judge, those present")
+	f.delta = 0.02
+	fs.Var((*judge.Delta)(&f.delta), "delta", "equivalence `margin`, a percentage (2%) or a fraction (0.02): B/A within ±margin is equivalent")
 	fs.BoolVar(&f.lock, "lock", true, "hold the host lock while running (see 'decodegap lock')")
 	fs.StringVar(&f.lockPath, "lock-path", hostmon.DefaultLockPath(), "host lock `file`")
 	fs.BoolVar(&f.screen, "screen", true, "screen the host for contention over each block (screen: line)")

@@ -104,7 +104,7 @@ func TestORTUsageErrors(t *testing.T) {
 		{[]string{"-arm", "intra=1", "-until-decided", "-max-rounds", "3", "m.onnx"}, "decodegap ort: -max-rounds 3: need 4 to 1000000000 with -until-decided (4 rounds give the first 95% CI, 5 for 2–3 units under Holm)\n"},
 		{[]string{"-arm", "intra=1", "-until-decided", "-rounds", "8", "m.onnx"}, "decodegap ort: -rounds with -until-decided: give the most rounds with -max-rounds\n"},
 		{[]string{"-arm", "intra=1", "-max-rounds", "8", "m.onnx"}, "decodegap ort: -max-rounds 8 without -until-decided: use -rounds for a fixed number of rounds\n"},
-		{[]string{"-arm", "intra=1", "-delta", "0", "m.onnx"}, "decodegap ort: -delta 0: need a fraction between 0 and 1, e.g. 0.02 (±2%)\n"},
+		{[]string{"-arm", "intra=1", "-delta", "0", "m.onnx"}, `invalid value "0" for flag -delta: "0": the margin must lie between 0 and 100% (e.g. 2% or 0.02)`},
 	} {
 		var out, errb bytes.Buffer
 		assert.Equal(t, 2, runORT(c.args, &out, &errb), "%v", c.args)

@@ -5,18 +5,18 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
-	"github.com/gapbench/gapbench/internal/interleave"
+	"github.com/gapbench/gapbench/internal/report"
 	"github.com/gapbench/gapbench/nullband"
 )
 
 // Eight verdicts over two benchmarks get eight names: the benchmark is in
 // the name when there are several, and a remaining clash is numbered.
 func TestPlotPathsAreDistinct(t *testing.T) {
-	var rows []judged
-	for _, b := range []string{"BenchmarkA/gap=2ms", "BenchmarkB"} {
+	var rows []report.Row
+	for _, b := range []string{"A/gap=2ms", "B"} {
 		for _, u := range []string{"sec/op", "p50-sec/op"} {
 			for _, c := range []string{"on", "off"} {
-				rows = append(rows, judged{Set: interleave.Set{Benchmark: b, Candidate: c, Unit: u}})
+				rows = append(rows, report.Row{Bench: b, Arm: c, Unit: u})
 			}
 		}
 	}
@@ -29,7 +29,7 @@ func TestPlotPathsAreDistinct(t *testing.T) {
 	assert.Equal(t, "out/v-A_gap=2ms-on-sec_op.svg", paths[0])
 	assert.Equal(t, []string{"v.svg"}, plotPaths("v.svg", rows[:1]))
 
-	clash := []judged{{Set: interleave.Set{Candidate: "a/b", Unit: "x"}}, {Set: interleave.Set{Candidate: "a b", Unit: "x"}}}
+	clash := []report.Row{{Arm: "a/b", Unit: "x"}, {Arm: "a b", Unit: "x"}}
 	assert.Equal(t, []string{"v-a_b-x.svg", "v-a_b-x-2.svg"}, plotPaths("v.svg", clash))
 }
 

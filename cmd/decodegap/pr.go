@@ -18,6 +18,7 @@ import (
 
 	"github.com/gapbench/gapbench/hostmon"
 	"github.com/gapbench/gapbench/internal/interleave"
+	"github.com/gapbench/gapbench/internal/judge"
 	"github.com/gapbench/gapbench/internal/prreport"
 	"github.com/gapbench/gapbench/internal/verdicttext"
 	"github.com/gapbench/gapbench/nullband"
@@ -78,7 +79,7 @@ type prFlags struct {
 	maxRounds  int
 	minRounds  int
 	alpha      float64
-	delta      percent
+	delta      judge.Delta
 	benchtime  string
 	bench      string
 	units      string
@@ -91,25 +92,6 @@ type prFlags struct {
 	shard      shardFlags // [shard hook] -shard, -run-id, -cpus (merge_shard.go)
 	// run is -run-timeout and -max-failed.
 	run runFlags
-}
-
-// percent is a flag value written "2%" (or 0.02), kept as a fraction.
-type percent float64
-
-func (p *percent) String() string { return strconv.FormatFloat(float64(*p)*100, 'g', -1, 64) + "%" }
-func (p *percent) Set(s string) error {
-	v, err := strconv.ParseFloat(strings.TrimSuffix(s, "%"), 64)
-	if err != nil {
-		return err
-	}
-	if strings.HasSuffix(s, "%") {
-		v /= 100
-	}
-	if !(v > 0 && v < 1) {
-		return fmt.Errorf("%s: want a margin between 0%% and 100%%, e.g. 2%%", s)
-	}
-	*p = percent(v)
-	return nil
 }
 
 // parsePRFlags parses args; it returns the exit status when the command
@@ -125,10 +107,10 @@ func parsePRFlags(args []string, stderr io.Writer) (f prFlags, pkgs []string, st
 	fs.IntVar(&f.maxRounds, "max-rounds", 30, "most `rounds` of one benchmark (the sequential test spends its error rate over these)")
 	fs.IntVar(&f.minRounds, "min-rounds", 0, "first look of the sequential test, in `rounds`; 0 is the fewest that give an interval")
 	fs.Float64Var(&f.alpha, "alpha", 0.05, "family-wise error `rate` of the faster/slower calls across all rows (Holm)")
-	fs.Var(&f.delta, "delta", "equivalence `margin`: equivalent means within ±margin")
+	fs.Var(&f.delta, "delta", "equivalence `margin`, a percentage (2%) or a fraction (0.02): equivalent means within ±margin")
 	fs.StringVar(&f.benchtime, "benchtime", "100ms", "CPU `time` of one run (two calibration runs set the iterations N, then every run is -test.benchtime=Nx), or Nx")
 	fs.StringVar(&f.bench, "bench", ".", "only benchmarks whose name matches this `regexp`")
-	fs.StringVar(&f.units, "unit", "sec/op,cpu-sec/op,p50-sec/op", "comma-separated `units` to judge, those a benchmark reports (ns/op is sec/op; cpu-sec/op is the run's process CPU time per op; p50-sec/op is decodegap.Run's median step)")
+	fs.StringVar(&f.units, "unit", judge.DefaultUnitList, "comma-separated `units` to judge, those a benchmark reports (ns/op is sec/op; cpu-sec/op is decodegap.Run's cpu-ns/op, else the run's process CPU time per op; p50-sec/op is decodegap.Run's median step)")
 	fs.StringVar(&f.out, "o", "", "benchmark output `file` (must not exist); default pr-YYYYMMDD-HHMMSS.txt")
 	fs.StringVar(&f.md, "md", "", "also write the report as Markdown to `file` (for a pull-request comment)")
 	fs.StringVar(&f.failOn, "fail-on", "", "exit 1 when a row is decided slower by more than this, e.g. 'slower>3%' (undecided rows never fail)")
@@ -273,7 +255,7 @@ func runPR(args []string, stdout, stderr io.Writer) int {
 		return f.shard.finish(file, host, sched, f.budget, status, stdout, stderr, f.out)
 	}
 
-	rows, un, err := prreport.JudgeJobs(jobs, opt)
+	rows, un, err := prreport.JudgeJobs(jobs, sched.Policy())
 	if err != nil {
 		return fail("%v", err)
 	}

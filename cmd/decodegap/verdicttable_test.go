@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/gapbench/gapbench/internal/interleave"
+	"github.com/gapbench/gapbench/internal/report"
 	"github.com/gapbench/gapbench/nullband"
 )
 
@@ -37,9 +37,9 @@ func TestWriteTable(t *testing.T) {
 	v2, err := nullband.Judge(s2, nullband.Options{})
 	require.NoError(t, err)
 	var b bytes.Buffer
-	require.NoError(t, writeTable(&b, []judged{
-		{interleave.Set{Benchmark: "Step-2", Unit: "sec/op", Candidate: "new"}, v},
-		{interleave.Set{Benchmark: "Step-2", Unit: "sec/op", Candidate: "same"}, v2},
+	require.NoError(t, writeTable(&b, []report.Row{
+		{Bench: "Step-2", Unit: "sec/op", Arm: "new", Verdict: v, Benchstat: report.Benchstat{Base: 1, Arm: 1.1, P: 0.001, Alpha: 0.05}},
+		{Bench: "Step-2", Unit: "sec/op", Arm: "same", Verdict: v2},
 	}, "old", "null", "-rounds"))
 	out := b.String()
 	lines := strings.Split(out, "\n")
@@ -53,6 +53,32 @@ func TestWriteTable(t *testing.T) {
 	v3, err := nullband.Judge(synth(1, 2, 0.05, 0.01, 1.0), nullband.Options{})
 	require.NoError(t, err)
 	b.Reset()
-	require.NoError(t, writeTable(&b, []judged{{interleave.Set{Benchmark: "X", Unit: "sec/op", Candidate: "new"}, v3}}, "old", "null", "-rounds"))
-	assert.Regexp(t, `\nX +new +sec/op +undecided +\d\.\d{3} +∞ +MDE ∞ +2 +~ p=\d\.\d{3}\n`, b.String())
+	require.NoError(t, writeTable(&b, []report.Row{{Bench: "X", Unit: "sec/op", Arm: "new", Verdict: v3,
+		Benchstat: report.Benchstat{Base: 1, Arm: 1.01, P: 0.5, Alpha: 0.05}}}, "old", "null", "-rounds"))
+	assert.Regexp(t, `\nX +new +sec/op +undecided +\d\.\d{3} +∞ +MDE ∞ +2 +~ p=0\.500\n`, b.String())
+}
+
+// The benchstat column is the row's Benchstat (every round, benchstat's
+// α of 0.05), not the verdict's view at its decision look and level: the
+// regression printed "~ p=0.019" beside benchstat's "-41.92% (p=0.019)".
+func TestWriteTableBenchstatColumnIsBenchstats(t *testing.T) {
+	v, err := nullband.Judge(synth(1, 12, 0.05, 0.01, 1.10), nullband.Options{Confidence: 0.99})
+	require.NoError(t, err)
+	v.Comparison.P, v.Comparison.Alpha = 0.019, 0.01 // the decision look's view at the family's level
+	var b bytes.Buffer
+	require.NoError(t, writeTable(&b, []report.Row{{Bench: "X", Unit: "sec/op", Arm: "new", Verdict: v,
+		Benchstat: report.Benchstat{Base: 1, Arm: 0.5808, P: 0.019, Alpha: 0.05}}}, "old", "null", "-rounds"))
+	assert.Contains(t, b.String(), " -41.9% p=0.019\n")
+	assert.NotContains(t, b.String(), "~ p=0.019")
+}
+
+// A decided row whose interval is bounded on one side shows the finite
+// bound: "1.040–∞", not a bare "∞".
+func TestWriteTableOneSidedInterval(t *testing.T) {
+	v := nullband.Verdict{Outcome: nullband.Slower, Ratio: 1.2, Lo: 1.04, Hi: math.Inf(1), Confidence: 0.95, Used: 5}
+	f := nullband.Verdict{Outcome: nullband.Faster, Ratio: 0.8, Lo: 0, Hi: 0.97, Confidence: 0.95, Used: 5}
+	var b bytes.Buffer
+	require.NoError(t, writeTable(&b, []report.Row{{Unit: "p50-sec/op", Arm: "new", Verdict: v}, {Unit: "cpu-sec/op", Arm: "new", Verdict: f}}, "old", "null", "-rounds"))
+	assert.Regexp(t, `new +p50-sec/op +slower +1\.200 +1\.040–∞ `, b.String())
+	assert.Regexp(t, `new +cpu-sec/op +less CPU +0\.800 +0–0\.970 `, b.String(), "CPU rows say less CPU, not faster")
 }

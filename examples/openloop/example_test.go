@@ -56,7 +56,8 @@ func procs(res *benchfmt.Result) string {
 }
 
 // TestCompareOpenJudgesResponseTimes: with Gap.Open, Compare's verdict table
-// has rows for resp-p50-ns/op and resp-p99-ns/op beside the service times.
+// has rows for resp-p50-sec/op and resp-p99-sec/op (benchfmt's tidied
+// resp-p50-ns/op and resp-p99-ns/op) beside the service times.
 func TestCompareOpenJudgesResponseTimes(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the example comparison")
@@ -65,8 +66,8 @@ func TestCompareOpenJudgesResponseTimes(t *testing.T) {
 	require.NoError(t, err, "%s", out)
 	s := string(out)
 	assert.Contains(t, s, "--- decodegap.Compare: BenchmarkCompareOpen: order and verdicts")
-	assert.Regexp(t, `(?m)^ +stalls +resp-p50-ns/op +(faster|slower|equivalent|undecided) `, s)
-	assert.Regexp(t, `(?m)^ +stalls +resp-p99-ns/op +(faster|slower|equivalent|undecided) `, s)
-	assert.Regexp(t, `(?m)^ +stalls +p50-ns/op +`, s)
+	assert.Regexp(t, `(?m)^ +stalls +resp-p50-sec/op +(faster|slower|equivalent|undecided) `, s)
+	assert.Regexp(t, `(?m)^ +stalls +resp-p99-sec/op +(faster|slower|equivalent|undecided) `, s)
+	assert.Regexp(t, `(?m)^ +stalls +p50-sec/op +`, s)
 	assert.Contains(t, s, "resp-p99-ns/op", "every block reports its response tail")
 }

@@ -106,7 +106,7 @@ func TestBenchScriptRunsTheComparisonAndPrintsTheVerdicts(t *testing.T) {
 	for _, g := range gapNames {
 		assert.Regexp(t, `^  arm\s+metric\s+verdict\s`, blocks[g], g)
 		for _, s := range Settings[1:] {
-			for _, m := range []string{"ns/op", "p50-ns/op", "cpu/wall"} {
+			for _, m := range []string{"sec/op", "p50-sec/op", "cpu-sec/op"} {
 				assert.Regexp(t, `(?m)^  `+regexp.QuoteMeta(s.Name)+`\s+`+regexp.QuoteMeta(m)+`\s`, blocks[g], "%s: a row for %s on %s", g, s.Name, m)
 			}
 		}

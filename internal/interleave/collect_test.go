@@ -7,6 +7,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/gapbench/gapbench/internal/judge"
+	"github.com/gapbench/gapbench/internal/report"
 )
 
 const collectInput = `goos: linux
@@ -37,70 +40,71 @@ arm:
 BenchmarkUnlabelled-2 100 1 ns/op
 `
 
-func TestCollect(t *testing.T) {
+func TestJudgeLaysOutTheTable(t *testing.T) {
 	res := readAll(t, []byte(collectInput))
-	sets, err := Collect(res, "old", "null", nil)
+	p := judge.Policy{Base: "old", Null: "null", Units: []string{"sec/op", "B/op"}}
+	rows, tb, err := Judge(res, p)
 	require.NoError(t, err)
 	var got []string
-	for _, s := range sets {
-		got = append(got, s.Benchmark+" "+s.Unit+" "+s.Candidate)
+	for _, r := range rows {
+		got = append(got, r.Kind.String()+" "+r.Bench+" "+r.Unit+" "+r.Arm)
 	}
-	assert.Equal(t, []string{"A-2 sec/op new", "A-2 sec/op other", "A-2 B/op new", "A-2 B/op other", "B-2 sec/op new"}, got)
-	a := sets[0].Samples
+	assert.Equal(t, []string{"candidate A-2 sec/op new", "candidate A-2 B/op new", "candidate A-2 sec/op other", "candidate A-2 B/op other",
+		"candidate B-2 sec/op new", "null-check A-2 sec/op null", "null-check A-2 B/op null", "null-check B-2 sec/op null"}, got)
+	a := tb.Samples("A-2", "sec/op", "old", "new", "null")
 	assert.Equal(t, []int{1, 2}, a.Round)
 	assert.InDeltaSlice(t, []float64{1000e-9, 990e-9}, a.Base, 1e-18)
 	assert.InDeltaSlice(t, []float64{1100e-9, 1090e-9}, a.Candidate, 1e-18)
 	assert.InDeltaSlice(t, []float64{1010e-9, 995e-9}, a.Null, 1e-18)
-	other := sets[1].Samples
+	other := tb.Samples("A-2", "sec/op", "old", "other", "null")
 	assert.True(t, math.IsNaN(other.Candidate[0]), "arm other did not run in round 1")
-	b := sets[4].Samples
+	b := tb.Samples("B-2", "sec/op", "old", "new", "null")
 	assert.True(t, math.IsNaN(b.Candidate[0]))
 	assert.True(t, math.IsNaN(b.Null[1]))
-
-	only, err := Collect(res, "old", "null", []string{"B/op"})
-	require.NoError(t, err)
-	require.Len(t, only, 2)
-	assert.Equal(t, "B/op", only[0].Unit)
+	assert.Equal(t, []string{"A-2", "B-2"}, tb.Benchmarks(), "BenchmarkUnlabelled has no arm and round keys")
 }
 
-// benchfmt keeps "0 ns/op" in ns/op; Collect puts it with the sec/op values.
-func TestCollectTidiesZero(t *testing.T) {
+// benchfmt keeps "0 ns/op" in ns/op; the table puts it with the sec/op values.
+func TestJudgeTidiesZero(t *testing.T) {
 	in := "arm: a\nround: 1\nBenchmarkZ 1 0 gc-ns/op\narm: b\nBenchmarkZ 1 5 gc-ns/op\narm: n\nBenchmarkZ 1 0 gc-ns/op\n"
 	res := readAll(t, []byte(in))
 	require.Equal(t, "gc-ns/op", res[0].Values[0].Unit, "benchfmt's own reading")
 	require.Equal(t, "gc-sec/op", res[1].Values[0].Unit)
-	sets, err := Collect(res, "a", "n", nil)
+	rows, tb, err := Judge(res, judge.Policy{Base: "a", Null: "n", Units: []string{"gc-sec/op"}})
 	require.NoError(t, err)
-	require.Len(t, sets, 1)
-	assert.Equal(t, "gc-sec/op", sets[0].Unit)
-	assert.Equal(t, []float64{0}, sets[0].Samples.Base)
-	assert.Equal(t, []float64{5e-9}, sets[0].Samples.Candidate)
+	require.Len(t, rows, 2)
+	assert.Equal(t, "gc-sec/op", rows[0].Unit)
+	s := tb.Samples("Z", "gc-sec/op", "a", "b", "n")
+	assert.Equal(t, []float64{0}, s.Base)
+	assert.Equal(t, []float64{5e-9}, s.Candidate)
 }
 
-func TestCollectErrors(t *testing.T) {
+func TestJudgeErrors(t *testing.T) {
 	res := readAll(t, []byte(collectInput))
-	_, err := Collect(res, "old", "nul", nil)
+	_, _, err := Judge(res, judge.Policy{Base: "old", Null: "nul"})
 	assert.EqualError(t, err, `no results for arm "nul" (arms seen: [old new null other]): the base and null arms must both be in the input`)
 
 	dup := strings.Replace(collectInput, "arm: other\n", "arm: new\n", 1)
-	_, err = Collect(readAll(t, []byte(dup)), "old", "null", nil)
-	assert.EqualError(t, err, "out.txt:23: round 2 has two sec/op results of BenchmarkA-2 for arm new: run each arm once per round (-test.count=1)")
+	_, _, err = Judge(readAll(t, []byte(dup)), judge.Policy{Base: "old"})
+	assert.EqualError(t, err, "out.txt:23: round 2 has two results of BenchmarkA-2 for arm new: run each arm once per round (-test.count=1)")
 
 	bad := strings.Replace(collectInput, "round: 2", "round: two", 1)
-	_, err = Collect(readAll(t, []byte(bad)), "old", "null", nil)
+	_, _, err = Judge(readAll(t, []byte(bad)), judge.Policy{Base: "old"})
 	assert.EqualError(t, err, `out.txt:15: round: "two" is not a round number`)
 }
 
 // With only the base and the null arm (decodegap ort with one -arm), the
-// null arm is the candidate: an A/A check with no arm to calibrate it.
-func TestCollectBaseAndNullOnly(t *testing.T) {
+// rows are the null arm's A/A rows, with no arm to calibrate them.
+func TestJudgeBaseAndNullOnly(t *testing.T) {
 	in := "arm: a\nround: 1\nBenchmarkZ 1 100 ns/op\narm: n\nBenchmarkZ 1 101 ns/op\n" +
 		"round: 2\narm: n\nBenchmarkZ 1 99 ns/op\narm: a\nBenchmarkZ 1 100 ns/op\n"
-	sets, err := Collect(readAll(t, []byte(in)), "a", "n", nil)
+	rows, tb, err := Judge(readAll(t, []byte(in)), judge.Policy{Base: "a", Null: "n"})
 	require.NoError(t, err)
-	require.Len(t, sets, 1)
-	assert.Equal(t, "n", sets[0].Candidate)
-	assert.InDeltaSlice(t, []float64{100e-9, 100e-9}, sets[0].Samples.Base, 1e-18)
-	assert.InDeltaSlice(t, []float64{101e-9, 99e-9}, sets[0].Samples.Candidate, 1e-18)
-	assert.Nil(t, sets[0].Samples.Null)
+	require.Len(t, rows, 1)
+	assert.Equal(t, "n", rows[0].Arm)
+	assert.Equal(t, report.NullCheck, rows[0].Kind)
+	s := tb.Samples("Z", "sec/op", "a", "n", "")
+	assert.InDeltaSlice(t, []float64{100e-9, 100e-9}, s.Base, 1e-18)
+	assert.InDeltaSlice(t, []float64{101e-9, 99e-9}, s.Candidate, 1e-18)
+	assert.Nil(t, s.Null)
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"golang.org/x/perf/benchfmt"
 
+	"github.com/gapbench/gapbench/internal/judge"
 	"github.com/gapbench/gapbench/internal/runner"
 )
 
@@ -102,10 +103,10 @@ func TestRunnerWritesEveryRunInPlanOrder(t *testing.T) {
 	assert.Regexp(t, regexp.MustCompile(`^round 6/6  arm \w+ \(3/3\)  elapsed 18s  ETA 1.1s$`), lines[17])
 
 	// Read back: one value per arm and round.
-	sets, err := Collect(res, "old", "null", []string{"sec/op"})
+	tb, err := judge.FromBenchfmt(res)
 	require.NoError(t, err)
-	require.Len(t, sets, 1)
-	s := sets[0].Samples
+	require.Equal(t, []string{"Fake-2"}, tb.Benchmarks())
+	s := tb.Samples("Fake-2", "sec/op", "old", "new", "null")
 	assert.Equal(t, []int{1, 2, 3, 4, 5, 6}, s.Round)
 	for i := range 6 {
 		assert.InDelta(t, 1.0e-6, s.Base[i], 1e-15)

@@ -16,24 +16,29 @@
 //     every run does the same N ops (-test.benchtime=Nx). Results are
 //     appended as benchfmt with arm: base/head/null and round: as they
 //     come.
-//  3. After each round a job is looked at: every row (the benchmark, or a
-//     sub-benchmark, in one unit) is judged by nullband.Judge in sequential
-//     mode at the Bonferroni level α/m over the m rows of the family, the
-//     first level of Holm's procedure. A job whose rows are all decided
-//     stops. The wall-clock budget is shared: each job gets its first
-//     round, then passes of one round each go to the undecided jobs
-//     nearest to deciding (see Scheduler).
-//  4. JudgeJobs judges all rows together with nullband.JudgeFamily (Holm's
-//     step-down on the decisions), so the chance of any false faster or
-//     slower call across the report is at most α.
+//  3. After each round a job is looked at (internal/judge's Look): every
+//     row (the benchmark, or a sub-benchmark, in one unit) is judged by
+//     nullband in sequential mode at the first level of weighted Holm over
+//     the family of every job's rows (α·w/W, a p50 row weighing 2). A job
+//     whose rows are all decided stops. The wall-clock budget is shared:
+//     each job gets its first round, then passes of one round each go to
+//     the undecided jobs nearest to deciding (see Scheduler).
+//  4. JudgeJobs judges all rows together with internal/judge, the judge of
+//     every gapbench route (weighted Holm's step-down on the decisions), so
+//     the chance of any false faster or slower call across the report is
+//     at most α; the null arm's rows against the base are judged as a
+//     family of their own and shown as the A/A check.
 //  5. WriteMarkdown and WriteText write the report; FailOn gates CI on
 //     decided slowdowns only.
 //
 // # Metrics
 //
 // Every unit a benchmark reports can be judged (sec/op, B/op, …); the
-// command judges sec/op, UnitCPU and p50-sec/op by default. UnitCPU is
-// the run's process CPU time per op, added by ProcessRunner: on a shared
+// command judges internal/judge's default units (sec/op, p50-sec/op and
+// UnitCPU, cpu-sec/op). A decodegap benchmark reports its own cpu-ns/op
+// (the steady window's CPU time per step), which is kept; for any other
+// benchmark UnitCPU is the run's process CPU time per op, added by
+// ProcessRunner: on a shared
 // host most of the noise of sec/op is time spent waiting for a CPU, which
 // CPU time leaves out. It includes the process's start and the one probe
 // iteration testing runs before the N, the same in both arms, so it reads

@@ -49,7 +49,7 @@ func runFixture(t *testing.T, repo, base, head string, budget time.Duration, ben
 	if err := s.Run(ctx); err != nil {
 		t.Fatal(err)
 	}
-	rows, un, err := JudgeJobs(jobs, opt)
+	rows, un, err := JudgeJobs(jobs, s.Policy())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,8 +94,8 @@ func TestFixturePR(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("report:\n%s", text.String())
-	if len(rep.Rows) != 2*n {
-		t.Fatalf("%d rows, want %d (sec/op and %s for each benchmark)", len(rep.Rows), 2*n, UnitCPU)
+	if len(Candidates(rep.Rows)) != 2*n || len(rep.Rows) != 4*n {
+		t.Fatalf("%d rows, %d of the head, want %d (sec/op and %s for each benchmark) and as many A/A rows", len(rep.Rows), len(Candidates(rep.Rows)), 2*n, UnitCPU)
 	}
 	problems, found := fixtureProblems(rep, slower, faster)
 	if len(problems) > 0 && !full {
@@ -154,27 +154,27 @@ func TestFixturePR(t *testing.T) {
 // row may be called the wrong way, and no unchanged row faster or slower.
 func fixtureProblems(rep Report, slower, faster int) (problems []string, found map[string]bool) {
 	found = map[string]bool{}
-	for _, r := range rep.Rows {
+	for _, r := range Candidates(rep.Rows) {
 		o := r.Verdict.Outcome
 		// Rows name benchmarks with testing's GOMAXPROCS suffix ("Step03-2").
-		name := r.Benchmark
+		name := r.Bench
 		if i := strings.LastIndexByte(name, '-'); i > 0 {
 			name = name[:i]
 		}
 		switch name {
 		case fmt.Sprintf("Step%02d", slower):
 			if o == nullband.Faster || o == nullband.Equivalent {
-				problems = append(problems, fmt.Sprintf("%s %s (10%% more work): %v", r.Benchmark, r.Unit, o))
+				problems = append(problems, fmt.Sprintf("%s %s (10%% more work): %v", r.Bench, r.Unit, o))
 			}
 			found[name] = found[name] || o == nullband.Slower
 		case fmt.Sprintf("Step%02d", faster):
 			if o == nullband.Slower || o == nullband.Equivalent {
-				problems = append(problems, fmt.Sprintf("%s %s (5%% less work): %v", r.Benchmark, r.Unit, o))
+				problems = append(problems, fmt.Sprintf("%s %s (5%% less work): %v", r.Bench, r.Unit, o))
 			}
 			found[name] = found[name] || o == nullband.Faster
 		default:
 			if o == nullband.Faster || o == nullband.Slower {
-				problems = append(problems, fmt.Sprintf("%s (unchanged): false flag %v, ratio %.4f [%.4f, %.4f]", r.Benchmark, o, r.Verdict.Ratio, r.Verdict.Lo, r.Verdict.Hi))
+				problems = append(problems, fmt.Sprintf("%s (unchanged): false flag %v, ratio %.4f [%.4f, %.4f]", r.Bench, o, r.Verdict.Ratio, r.Verdict.Lo, r.Verdict.Hi))
 			}
 		}
 	}
@@ -184,9 +184,9 @@ func fixtureProblems(rep Report, slower, faster int) (problems []string, found m
 // selfFlags lists the rows of a base = head report called faster or slower.
 func selfFlags(rep Report) []string {
 	var flagged []string
-	for _, r := range rep.Rows {
+	for _, r := range Candidates(rep.Rows) {
 		if o := r.Verdict.Outcome; o == nullband.Faster || o == nullband.Slower {
-			flagged = append(flagged, fmt.Sprintf("base = head: %s flagged %v, ratio %.4f [%.4f, %.4f]", r.Benchmark, o, r.Verdict.Ratio, r.Verdict.Lo, r.Verdict.Hi))
+			flagged = append(flagged, fmt.Sprintf("base = head: %s flagged %v, ratio %.4f [%.4f, %.4f]", r.Bench, o, r.Verdict.Ratio, r.Verdict.Lo, r.Verdict.Hi))
 		}
 	}
 	return flagged

@@ -94,8 +94,13 @@ func (p *ProcessRunner) RunRound(ctx context.Context, j *Job, round int) ([]*ben
 	var out []*benchfmt.Result
 	for i, run := range runs {
 		if len(run.Results) == 1 && rec.cpu[i] > 0 {
+			// A decodegap benchmark reports its own cpu-ns/op (the
+			// steady window's, per step): keep it, and add the
+			// process's only where the benchmark has none.
 			res := run.Results[0]
-			res.Values = append(res.Values, benchfmt.Value{Value: rec.cpu[i].Seconds() / float64(n+1), Unit: UnitCPU})
+			if _, has := res.Value(UnitCPU); !has {
+				res.Values = append(res.Values, benchfmt.Value{Value: rec.cpu[i].Seconds() / float64(n+1), Unit: UnitCPU})
+			}
 		}
 		for _, res := range run.Results {
 			setFileConfig(res, interleave.KeyRound, strconv.Itoa(round))

@@ -10,6 +10,7 @@ import (
 	"golang.org/x/perf/benchunit"
 
 	"github.com/gapbench/gapbench/internal/durfmt"
+	"github.com/gapbench/gapbench/internal/report"
 	"github.com/gapbench/gapbench/internal/verdicttext"
 	"github.com/gapbench/gapbench/nullband"
 )
@@ -57,14 +58,10 @@ func details(r Report) (string, error) {
 	if len(r.Rows) == 0 {
 		return "", nil
 	}
-	rows := make([]verdicttext.Row, len(r.Rows))
-	for i, x := range r.Rows {
-		rows[i] = verdicttext.Row{Bench: shortPkg(x.Pkg) + "." + x.Benchmark, Arm: ArmHead, Metric: x.Unit, Verdict: x.Verdict}
-	}
 	n := r.Names
 	n.Base, n.Null = ArmBase, ArmNull
 	var b strings.Builder
-	err := verdicttext.Write(&b, rows, n)
+	err := verdicttext.WriteRows(&b, r.Rows, n)
 	return b.String(), err
 }
 
@@ -125,12 +122,12 @@ func summary(r Report) string {
 // detect, the reasons, the host, unjudged benchmarks and the gate.
 func notes(r Report, fail *FailOn) []string {
 	var out []string
-	if n := len(r.Rows); n > 0 {
-		out = append(out, fmt.Sprintf("False alarms: the chance that any of these %d rows is called faster or slower while unchanged is at most %s (Holm's procedure across rows; each row's CI is at its Holm level).", n, pct(r.Alpha)))
+	if n := len(Candidates(r.Rows)); n > 0 {
+		out = append(out, fmt.Sprintf("False alarms: the chance that any of these %d rows is called faster or slower while unchanged is at most %s (weighted Holm across rows, a p50 row weighing twice the others; each row's CI is at its Holm level; the A/A rows are a check of their own).", n, pct(r.Alpha)))
 	}
 	if d := Detection(r.Rows); d.Rows > 0 {
 		out = append(out, fmt.Sprintf("What this run could detect: changes beyond ±%s (median over %d rows), ±%s at worst (%s %s).",
-			pct(d.Median), d.Rows, pct(d.Max), d.MaxRow.Benchmark, d.MaxRow.Unit))
+			pct(d.Median), d.Rows, pct(d.Max), d.MaxRow.Bench, d.MaxRow.Unit))
 	}
 	if c := Count(r.Rows); c.Undecided > 0 {
 		if n := roundsToDecide(r.Rows); n > 0 {
@@ -159,7 +156,7 @@ func notes(r Report, fail *FailOn) []string {
 		if f := fail.Failing(r.Rows); len(f) > 0 {
 			names := make([]string, len(f))
 			for i, row := range f {
-				names[i] = fmt.Sprintf("%s %s %+.1f%%", row.Benchmark, row.Unit, 100*row.Effect())
+				names[i] = fmt.Sprintf("%s %s %+.1f%%", row.Bench, row.Unit, 100*Effect(row))
 			}
 			out = append(out, fmt.Sprintf("**Check failed** (-fail-on slower>%s): %s.", pct(fail.Limit), strings.Join(names, ", ")))
 		} else if len(Unjudgeable(r.Unjudged)) == 0 {
@@ -183,13 +180,16 @@ func cells(row Row, delta float64) cellSet {
 	v := row.Verdict
 	sc := benchunit.CommonScale([]float64{v.Base.Center, v.Candidate.Center}, benchunit.ClassOf(row.Unit))
 	c := cellSet{
-		name: row.Benchmark,
+		name: row.Bench,
 		unit: row.Unit,
 		base: num(v.Base.Center, sc),
 		head: num(v.Candidate.Center, sc),
 	}
 	if row.Pkg != "" {
-		c.name = shortPkg(row.Pkg) + "." + row.Benchmark
+		c.name = shortPkg(row.Pkg) + "." + row.Bench
+	}
+	if row.Kind == report.NullCheck {
+		c.name += " (A/A check: null against base)"
 	}
 	switch {
 	case math.IsNaN(v.Ratio) || v.Ratio <= 0:
@@ -204,11 +204,15 @@ func cells(row Row, delta float64) cellSet {
 	default:
 		c.change = signed(v.Ratio-1) + " [no CI]"
 	}
+	more, less := "slower", "faster"
+	if row.CPU() {
+		more, less = "more CPU", "less CPU"
+	}
 	switch v.Outcome {
 	case nullband.Slower:
-		c.verdict = "slower by " + pct(v.Ratio-1)
+		c.verdict = more + " by " + pct(v.Ratio-1)
 	case nullband.Faster:
-		c.verdict = "faster by " + pct(1-v.Ratio)
+		c.verdict = less + " by " + pct(1-v.Ratio)
 	case nullband.Equivalent:
 		c.verdict = "equivalent within ±" + pct(delta)
 	default:

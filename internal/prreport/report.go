@@ -9,22 +9,31 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gapbench/gapbench/internal/judge"
+	"github.com/gapbench/gapbench/internal/report"
 	"github.com/gapbench/gapbench/internal/verdicttext"
 	"github.com/gapbench/gapbench/nullband"
 )
 
-// Row is one benchmark in one unit with its family-adjusted verdict.
-type Row struct {
-	// Pkg, Benchmark and Unit name the row (see RowSamples).
-	Pkg, Benchmark, Unit string
-	// Verdict is the row's verdict at Level (nullband.JudgeFamily).
-	Verdict nullband.Verdict
-	// Level is the confidence the verdict's CI was judged at.
-	Level float64
-}
+// Row is one benchmark in one unit with its family-adjusted verdict: the
+// report row of every route (internal/report), Pkg set to the job's
+// package, Arm ArmHead (or ArmNull for the null arm's A/A row).
+type Row = report.Row
 
 // Effect is B/A − 1, the change as a fraction (NaN when unknown).
-func (r Row) Effect() float64 { return r.Verdict.Ratio - 1 }
+func Effect(r Row) float64 { return r.Verdict.Ratio - 1 }
+
+// Candidates returns the rows that judge the head (report.Candidate),
+// leaving out the null arm's A/A rows.
+func Candidates(rows []Row) []Row {
+	var out []Row
+	for _, r := range rows {
+		if r.Kind == report.Candidate {
+			out = append(out, r)
+		}
+	}
+	return out
+}
 
 // Unjudged is a benchmark that has no verdict, and why.
 type Unjudged struct {
@@ -116,13 +125,14 @@ func Unjudgeable(un []Unjudged) []Unjudged {
 	return out
 }
 
-// JudgeJobs judges every row of every job as one family (nullband's
-// JudgeFamily under opt) and returns the rows, sorted by Sort, and the
-// benchmarks that have no verdict.
-func JudgeJobs(jobs []*Job, opt nullband.Options) ([]Row, []Unjudged, error) {
-	var rows []Row
-	var members []nullband.Samples
+// JudgeJobs judges every job's rounds under policy p (internal/judge's
+// JudgeAll: every head row of every job one family under weighted Holm,
+// the null arm's A/A rows another) and returns the rows, sorted by Sort,
+// and the benchmarks that have no verdict.
+func JudgeJobs(jobs []*Job, p judge.Policy) ([]Row, []Unjudged, error) {
 	var un []Unjudged
+	var tables []*judge.Table
+	var judged []*Job
 	for _, j := range jobs {
 		switch {
 		case j.Err != nil:
@@ -132,24 +142,29 @@ func JudgeJobs(jobs []*Job, opt nullband.Options) ([]Row, []Unjudged, error) {
 			un = append(un, Unjudged{Pkg: j.Pkg, Name: j.Name, Why: UnjudgedNotRun})
 			continue
 		}
-		for _, rs := range j.Rows() {
-			rows = append(rows, Row{Pkg: rs.Pkg, Benchmark: rs.Benchmark, Unit: rs.Unit})
-			members = append(members, rs.Samples)
-		}
+		tables, judged = append(tables, &j.table), append(judged, j)
 	}
-	fam, err := nullband.JudgeFamily(members, opt)
+	if len(tables) == 0 {
+		return nil, un, nil
+	}
+	all, err := judge.JudgeAll(tables, p)
 	if err != nil {
 		return nil, nil, err
 	}
-	for i := range rows {
-		rows[i].Verdict, rows[i].Level = fam.Verdicts[i], fam.Levels[i]
+	var rows []Row
+	for i, rs := range all {
+		for _, r := range rs {
+			r.Pkg = judged[i].Pkg
+			rows = append(rows, r)
+		}
 	}
 	Sort(rows)
 	return rows, un, nil
 }
 
-// Sort orders rows for the report: slower, faster, undecided, equivalent;
-// within each, the largest |log B/A| first; then by name.
+// Sort orders rows for the report: the head's rows first, slower,
+// faster, undecided, equivalent; within each, the largest |log B/A| first;
+// then by name; the null arm's A/A rows last, in the same order.
 func Sort(rows []Row) {
 	rank := map[nullband.Outcome]int{nullband.Slower: 0, nullband.Faster: 1, nullband.Undecided: 2, nullband.Equivalent: 3}
 	size := func(r Row) float64 {
@@ -161,19 +176,20 @@ func Sort(rows []Row) {
 	}
 	slices.SortStableFunc(rows, func(a, b Row) int {
 		return cmp.Or(
+			cmp.Compare(a.Kind, b.Kind),
 			cmp.Compare(rank[a.Verdict.Outcome], rank[b.Verdict.Outcome]),
 			cmp.Compare(size(b), size(a)),
-			cmp.Compare(a.Pkg, b.Pkg), cmp.Compare(a.Benchmark, b.Benchmark), cmp.Compare(a.Unit, b.Unit))
+			cmp.Compare(a.Pkg, b.Pkg), cmp.Compare(a.Bench, b.Bench), cmp.Compare(a.Unit, b.Unit))
 	})
 }
 
 // Counts is the number of rows per outcome.
 type Counts struct{ Slower, Faster, Equivalent, Undecided int }
 
-// Count counts the rows' outcomes.
+// Count counts the outcomes of the head's rows.
 func Count(rows []Row) Counts {
 	var c Counts
-	for _, r := range rows {
+	for _, r := range Candidates(rows) {
 		switch r.Verdict.Outcome {
 		case nullband.Slower:
 			c.Slower++
@@ -213,14 +229,14 @@ func ParseFailOn(s string) (*FailOn, error) {
 	return &FailOn{Limit: n / 100}, nil
 }
 
-// Failing returns the rows that fail the gate.
+// Failing returns the head's rows that fail the gate (never an A/A row).
 func (f *FailOn) Failing(rows []Row) []Row {
 	if f == nil {
 		return nil
 	}
 	var out []Row
-	for _, r := range rows {
-		if r.Verdict.Outcome == nullband.Slower && r.Effect() > f.Limit {
+	for _, r := range Candidates(rows) {
+		if r.Verdict.Outcome == nullband.Slower && Effect(r) > f.Limit {
 			out = append(out, r)
 		}
 	}
@@ -242,7 +258,7 @@ type Detect struct {
 func Detection(rows []Row) Detect {
 	d := Detect{Median: math.NaN(), Max: math.NaN()}
 	var m []float64
-	for _, r := range rows {
+	for _, r := range Candidates(rows) {
 		x := r.Verdict.MDE
 		if x > 0 && !math.IsInf(x, 0) {
 			m = append(m, x)

@@ -15,13 +15,14 @@ import (
 	"golang.org/x/perf/benchmath"
 
 	"github.com/gapbench/gapbench/internal/interleave"
+	"github.com/gapbench/gapbench/internal/report"
 	"github.com/gapbench/gapbench/internal/sim"
 	"github.com/gapbench/gapbench/internal/verdicttext"
 	"github.com/gapbench/gapbench/nullband"
 )
 
 func row(name string, o nullband.Outcome, ratio, lo, hi, mde float64) Row {
-	return Row{Pkg: "example.com/m/p", Benchmark: name, Unit: "sec/op", Level: 0.99, Verdict: nullband.Verdict{
+	return Row{Pkg: "example.com/m/p", Bench: name, Arm: ArmHead, Base: ArmBase, Unit: "sec/op", Level: 0.99, Verdict: nullband.Verdict{
 		Outcome: o, Ratio: ratio, Lo: lo, Hi: hi, MDE: mde, Used: 12, Quarantined: 0, RoundsToDecide: 0, Confidence: 0.99, Delta: 0.02,
 		Base: benchmath.Summary{Center: 1e-6}, Candidate: benchmath.Summary{Center: 1e-6 * ratio}}}
 }
@@ -57,7 +58,7 @@ func TestSortAndCount(t *testing.T) {
 	r := testReport()
 	var names []string
 	for _, x := range r.Rows {
-		names = append(names, x.Benchmark)
+		names = append(names, x.Bench)
 	}
 	assert.Equal(t, []string{"Slow-2", "Meh-2", "Fast-2", "Unk-2", "Eq-2"}, names, "slower, faster, undecided, equivalent; larger first")
 	assert.Equal(t, Counts{Slower: 2, Faster: 1, Equivalent: 1, Undecided: 1}, Count(r.Rows))
@@ -118,7 +119,7 @@ func TestFailOn(t *testing.T) {
 	rows := testReport().Rows
 	got := f.Failing(rows)
 	require.Len(t, got, 1)
-	assert.Equal(t, "Slow-2", got[0].Benchmark)
+	assert.Equal(t, "Slow-2", got[0].Bench)
 	// An undecided row beyond the limit never fails.
 	assert.Empty(t, (&FailOn{Limit: 0.03}).Failing([]Row{row("U", nullband.Undecided, 1.5, 0.9, 2, 0.3)}))
 }
@@ -164,12 +165,13 @@ func TestSchedulerBudget(t *testing.T) {
 	assert.Regexp(t, `p BenchmarkBig round \d+: decided \(\d+s, budget left \d+s\)`, progress.String())
 	assert.Contains(t, out.String(), "arm: head")
 
-	rows, un, err := JudgeJobs(jobs, nullband.Options{MaxRounds: 30})
+	rows, un, err := JudgeJobs(jobs, s.Policy())
 	require.NoError(t, err)
 	require.Len(t, un, 1)
 	assert.Equal(t, UnjudgedFailed, un[0].Why)
-	require.Len(t, rows, 2)
-	assert.Equal(t, "Big", rows[0].Benchmark)
+	require.Len(t, rows, 4, "the head's two rows, then the null arm's A/A rows")
+	assert.Equal(t, "Big", rows[0].Bench)
+	assert.Equal(t, report.NullCheck, rows[3].Kind)
 	assert.Equal(t, nullband.Slower, rows[0].Verdict.Outcome)
 }
 
@@ -183,13 +185,10 @@ func TestJobContended(t *testing.T) {
 			Values: []benchfmt.Value{{Value: v, Unit: "ns/op"}, {Value: 8, Unit: "B/op"}}}
 	}
 	var j Job
-	j.add(1, []*benchfmt.Result{res(ArmBase, "contended", 10), res(ArmHead, "clean", 11), res(ArmNull, "clean", 12)}, []string{"sec/op"})
-	j.add(2, []*benchfmt.Result{res(ArmBase, "contended", 10), res(ArmHead, "contended", 11), res(ArmNull, "contended", 12)}, []string{"sec/op"})
-	j.add(3, []*benchfmt.Result{res(ArmBase, "clean", 10), res(ArmHead, "clean", 11)}, []string{"sec/op"})
-	rows := j.Rows()
-	require.Len(t, rows, 1, "B/op is not a judged unit here")
-	s := rows[0].Samples
-	assert.Equal(t, "sec/op", rows[0].Unit)
+	require.NoError(t, j.Add(1, []*benchfmt.Result{res(ArmBase, "contended", 10), res(ArmHead, "clean", 11), res(ArmNull, "clean", 12)}))
+	require.NoError(t, j.Add(2, []*benchfmt.Result{res(ArmBase, "contended", 10), res(ArmHead, "contended", 11), res(ArmNull, "contended", 12)}))
+	require.NoError(t, j.Add(3, []*benchfmt.Result{res(ArmBase, "clean", 10), res(ArmHead, "clean", 11)}))
+	s := j.Table().Samples("X", "sec/op", ArmBase, ArmHead, ArmNull)
 	assert.Equal(t, []int{1, 2, 3}, s.Round)
 	assert.Equal(t, []bool{true, false, false}, s.Contended)
 	assert.InDelta(t, 11e-9, s.Candidate[0], 1e-18, "ns/op tidied to sec/op")
@@ -204,4 +203,24 @@ func TestCalibrateBenchtime(t *testing.T) {
 		_, err := (&ProcessRunner{Benchtime: bad}).calibrate(context.Background(), &Job{})
 		assert.ErrorContains(t, err, "want a duration or Nx", bad)
 	}
+}
+
+// The null arm's A/A rows are shown, marked, and never counted, gated or
+// summarised as the head's; CPU rows say more or less CPU.
+func TestReportAARowsAndCPUWords(t *testing.T) {
+	cpu := row("Step-2", nullband.Slower, 1.08, 1.05, 1.11, 0.01)
+	cpu.Unit = "cpu-sec/op"
+	aa := row("Step-2", nullband.Slower, 1.2, 1.1, 1.3, 0.01)
+	aa.Kind, aa.Arm = report.NullCheck, ArmNull
+	rep := Report{Rows: []Row{cpu, aa}, Alpha: 0.05, Delta: 0.02}
+	var b bytes.Buffer
+	require.NoError(t, WriteMarkdown(&b, rep, &FailOn{Limit: 0.1}))
+	md := b.String()
+	assert.Contains(t, md, "### Benchmarks: 1 slower\n", "the A/A row is not the head's")
+	assert.Contains(t, md, "| p.Step-2 | cpu-sec/op |")
+	assert.Contains(t, md, "| more CPU by 8% |")
+	assert.Contains(t, md, "| p.Step-2 (A/A check: null against base) | sec/op |")
+	assert.Contains(t, md, "Check passed", "an A/A row never fails the gate")
+	assert.Contains(t, md, "A/A check failed: null, a second instance of base, differs from base")
+	assert.Empty(t, (&FailOn{Limit: 0.01}).Failing([]Row{aa}))
 }

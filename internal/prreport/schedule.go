@@ -6,16 +6,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"slices"
 	"strings"
 	"time"
 
 	"golang.org/x/perf/benchfmt"
-	"golang.org/x/perf/benchunit"
 
 	"github.com/gapbench/gapbench/internal/durfmt"
 	"github.com/gapbench/gapbench/internal/interleave"
+	"github.com/gapbench/gapbench/internal/judge"
 	"github.com/gapbench/gapbench/nullband"
 )
 
@@ -52,119 +51,24 @@ type Job struct {
 	// ordering (math.MaxInt32 when unknown).
 	need int
 
-	rows map[rowKey]*rowData
-	// order lists rows in order of first appearance.
-	order []rowKey
+	// table holds the job's rounds (internal/judge's rounds table).
+	table judge.Table
 }
 
-type rowKey struct{ bench, unit string }
-
-// rowData holds one row's values by round.
-type rowData struct {
-	rounds    []int
-	base      []float64
-	head      []float64
-	null      []float64
-	contended []bool
-}
-
-// samples returns the row's values as nullband.Samples.
-func (d *rowData) samples() nullband.Samples {
-	return nullband.Samples{
-		Round:     slices.Clone(d.rounds),
-		Base:      slices.Clone(d.base),
-		Candidate: slices.Clone(d.head),
-		Null:      slices.Clone(d.null),
-		Contended: slices.Clone(d.contended),
-	}
-}
-
-// add files one round's results of the job (all three arms) into its rows.
-func (j *Job) add(round int, results []*benchfmt.Result, units []string) {
-	if j.rows == nil {
-		j.rows = map[rowKey]*rowData{}
-	}
-	touched := map[*rowData]bool{}
-	armContended, armSeen := map[armKey]bool{}, map[armKey]bool{}
+// Add files one round's results of the job (all three arms) into its
+// rounds table.
+func (j *Job) Add(round int, results []*benchfmt.Result) error {
 	for _, res := range results {
-		arm := res.GetConfig(interleave.KeyArm)
-		bench := string(res.Name.Full())
-		for _, v := range res.Values {
-			factor, unit := benchunit.Tidy(1, v.Unit)
-			if len(units) > 0 && !slices.Contains(units, unit) {
-				continue
-			}
-			k := rowKey{bench, unit}
-			d := j.rows[k]
-			if d == nil {
-				d = &rowData{}
-				j.rows[k] = d
-				j.order = append(j.order, k)
-			}
-			if !touched[d] {
-				touched[d] = true
-				d.rounds = append(d.rounds, round)
-				d.base = append(d.base, math.NaN())
-				d.head = append(d.head, math.NaN())
-				d.null = append(d.null, math.NaN())
-				d.contended = append(d.contended, false)
-			}
-			i := len(d.rounds) - 1
-			switch arm {
-			case ArmBase:
-				d.base[i] = v.Value * factor
-			case ArmHead:
-				d.head[i] = v.Value * factor
-			case ArmNull:
-				d.null[i] = v.Value * factor
-			}
-			if res.GetConfig(interleave.KeyScreen) == "contended" {
-				armContended[armKey{d, arm}] = true
-			}
-			armSeen[armKey{d, arm}] = true
+		if err := j.table.Add(string(res.Name.Full()), res.GetConfig(interleave.KeyArm), round, judge.BlockOf(res)); err != nil {
+			return err
 		}
 	}
-	// A round is marked contended when the screen found some of its
-	// arms' runs contended and others not: the arms did not share the
-	// weather. All contended is shared weather, which pairing cancels.
-	for d := range touched {
-		i := len(d.rounds) - 1
-		some, all := false, true
-		for _, arm := range []string{ArmBase, ArmHead, ArmNull} {
-			if !armSeen[armKey{d, arm}] {
-				continue
-			}
-			c := armContended[armKey{d, arm}]
-			some = some || c
-			all = all && c
-		}
-		d.contended[i] = some && !all
-	}
+	return nil
 }
 
-type armKey struct {
-	d   *rowData
-	arm string
-}
-
-// Rows returns the job's rows (benchmark and unit pairs) and their
-// samples so far, in order of first appearance.
-func (j *Job) Rows() []RowSamples {
-	out := make([]RowSamples, len(j.order))
-	for i, k := range j.order {
-		out[i] = RowSamples{Pkg: j.Pkg, Benchmark: k.bench, Unit: k.unit, Samples: j.rows[k].samples()}
-	}
-	return out
-}
-
-// RowSamples is one row's data: a benchmark (a top-level benchmark or one
-// of its sub-benchmarks) in one unit.
-type RowSamples struct {
-	// Pkg is the package; Benchmark the full name without "Benchmark"
-	// (benchfmt.Name.Full, e.g. "Step-2"); Unit the tidied unit.
-	Pkg, Benchmark, Unit string
-	Samples              nullband.Samples
-}
+// Table returns the job's rounds table so far; the caller must not
+// modify it.
+func (j *Job) Table() *judge.Table { return &j.table }
 
 // RoundRunner runs one round of a job: its base, head and null arms, each
 // once, and returns their results with the `arm:` key set to ArmBase,
@@ -182,9 +86,9 @@ type RoundRunner interface {
 // says it decides within MaxRounds, passes go to those jobs only, so the
 // budget goes where it can decide something.
 // At each look (each round from MinRounds on) a job's rows are judged in
-// sequential mode at the Bonferroni level (Alpha / rows), the first level
-// of Holm's procedure, a decided look confirmed with the replicates
-// JudgeFamily uses; the final verdicts come from JudgeFamily.
+// sequential mode at the first level of weighted Holm over every job's
+// rows (judge.Look), a decided look confirmed with the replicates the
+// final judgement uses; the final verdicts come from JudgeJobs.
 type Scheduler struct {
 	// Jobs are the benchmarks to run.
 	Jobs []*Job
@@ -194,7 +98,8 @@ type Scheduler struct {
 	// MaxRounds must be > 0 (sequential mode). Options.Confidence is the
 	// family's confidence: 1 − the family-wise error rate.
 	Options nullband.Options
-	// Units are the tidied units judged (e.g. "sec/op"); empty judges all.
+	// Units are the tidied units judged (e.g. "sec/op"); nil judges
+	// judge.DefaultUnits.
 	Units []string
 	// Budget is the wall-clock time the rounds may take; 0 means none. It
 	// bounds the round in flight too: a run still going when the budget
@@ -311,53 +216,27 @@ func firstLine(s string) string {
 	return s
 }
 
-// family returns the number of rows of all jobs: the family size.
-func (s *Scheduler) family() int {
-	m := 0
-	for _, j := range s.Jobs {
-		m += len(j.order)
-	}
-	return max(m, 1)
+// Policy is the jobs' judging policy: internal/judge's, with base, head
+// and null as ArmBase, ArmHead and ArmNull, s.Units and s.Options.
+func (s *Scheduler) Policy() judge.Policy {
+	return judge.Policy{Base: ArmBase, Null: ArmNull, Units: s.Units, Options: s.Options}
 }
 
-// look judges the job's rows at the Bonferroni level for m rows (the
-// first level of Holm's procedure), marks it decided when every row is,
-// and sets j.need.
-func (s *Scheduler) look(j *Job, m int) {
-	j.need = math.MaxInt32
-	if len(j.order) == 0 {
-		return
+// family returns the total weight of all jobs' candidate rows: the
+// family's, which each look's levels are taken from.
+func (s *Scheduler) family() float64 {
+	w := 0.0
+	for _, j := range s.Jobs {
+		w += judge.FamilyWeight(&j.table, s.Policy())
 	}
-	opt := s.Options
-	opt.Confidence, _ = nullband.BonferroniLevel(s.Options.Confidence, m)
-	need, decided := 0, true
-	for _, k := range j.order {
-		v, err := nullband.Judge(j.rows[k].samples(), opt)
-		if err != nil || v.Outcome == nullband.Undecided {
-			decided = false
-		}
-		switch {
-		case err != nil || v.RoundsToDecide < 0:
-			need = math.MaxInt32
-		case v.RoundsToDecide-j.Rounds > need:
-			need = v.RoundsToDecide - j.Rounds
-		}
-	}
-	// A look with Judge's default replicates is cheap but its boundaries
-	// are coarse at a family's level: confirm a stop with the replicates
-	// the final JudgeFamily uses, or the job could stop on a look that
-	// the final verdict does not repeat.
-	if decided && s.Options.Replicates == 0 {
-		opt.Replicates = nullband.FamilyReplicates(opt.Confidence)
-		for _, k := range j.order {
-			v, err := nullband.Judge(j.rows[k].samples(), opt)
-			if err != nil || v.Outcome == nullband.Undecided {
-				decided = false
-				break
-			}
-		}
-	}
-	j.Decided, j.need = decided, need
+	return w
+}
+
+// look judges the job's rows at the first level of weighted Holm in a
+// family of total weight w (judge.Look), marks it decided when every row
+// is, and sets j.need.
+func (s *Scheduler) look(j *Job, w float64) {
+	j.Decided, j.need = judge.Look(&j.table, s.Policy(), w)
 }
 
 // afford reports whether the budget can pay for another round of j, at
@@ -425,7 +304,11 @@ func (s *Scheduler) round(ctx context.Context, j *Job) error {
 		return nil
 	}
 	j.Rounds, j.Wall = r, j.Wall+wall
-	j.add(r, res, s.Units)
+	if err := j.Add(r, res); err != nil {
+		j.Err = err
+		s.progress("%s %s: round %d: %v; no more rounds for it", j.Pkg, j.Name, r, err)
+		return nil
+	}
 	for _, arm := range []string{ArmBase, ArmHead, ArmNull} {
 		ran, contended := false, false
 		for _, x := range res {

@@ -15,6 +15,8 @@ import (
 	"golang.org/x/perf/benchfmt"
 
 	"github.com/gapbench/gapbench/internal/interleave"
+	"github.com/gapbench/gapbench/internal/judge"
+	"github.com/gapbench/gapbench/internal/report"
 	"github.com/gapbench/gapbench/internal/sim"
 	"github.com/gapbench/gapbench/nullband"
 )
@@ -193,18 +195,24 @@ func TestMergeFleet(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rep.Rows) != len(effects) {
-		t.Fatalf("%d rows, want %d (one per benchmark: GOMAXPROCS suffixes merged): %+v", len(rep.Rows), len(effects), rep.Rows)
-	}
+	var cand []Row
 	for _, r := range rep.Rows {
+		if r.Kind == report.Candidate {
+			cand = append(cand, r)
+		}
+	}
+	if len(cand) != len(effects) {
+		t.Fatalf("%d rows, want %d (one per benchmark: GOMAXPROCS suffixes merged): %+v", len(cand), len(effects), cand)
+	}
+	for _, r := range cand {
 		if r.Verdict.Given != 32 {
-			t.Errorf("%s: %d rounds, want 32", r.Benchmark, r.Verdict.Given)
+			t.Errorf("%s: %d rounds, want 32", r.Bench, r.Verdict.Given)
 		}
 		switch {
-		case r.Benchmark == "Fleet00" && r.Verdict.Outcome != nullband.Slower:
+		case r.Bench == "Fleet00" && r.Verdict.Outcome != nullband.Slower:
 			t.Errorf("the 10%% slowdown: %v (ratio %.3f)", r.Verdict.Outcome, r.Verdict.Ratio)
-		case r.Benchmark != "Fleet00" && (r.Verdict.Outcome == nullband.Slower || r.Verdict.Outcome == nullband.Faster):
-			t.Errorf("%s unchanged but %v", r.Benchmark, r.Verdict.Outcome)
+		case r.Bench != "Fleet00" && (r.Verdict.Outcome == nullband.Slower || r.Verdict.Outcome == nullband.Faster):
+			t.Errorf("%s unchanged but %v", r.Bench, r.Verdict.Outcome)
 		}
 	}
 	for _, fr := range rep.Fleet.Runners {
@@ -348,8 +356,16 @@ func TestNullAgreementRate(t *testing.T) {
 						s.Null[k] *= shift
 					}
 				}
-				k := rowKey{"B", "sec/op"}
-				jobs = append(jobs, &Job{order: []rowKey{k}, rows: map[rowKey]*rowData{k: {rounds: s.Round, base: s.Base, head: s.Candidate, null: s.Null, contended: s.Contended}}})
+				j := &Job{}
+				for k, round := range s.Round {
+					for arm, v := range map[string]float64{ArmBase: s.Base[k], ArmHead: s.Candidate[k], ArmNull: s.Null[k]} {
+						b := judge.Block{Values: []benchfmt.Value{{Value: v, Unit: "sec/op"}}, Contended: s.Contended != nil && s.Contended[k]}
+						if err := j.Table().Add("B", arm, round, b); err != nil {
+							t.Fatal(err)
+						}
+					}
+				}
+				jobs = append(jobs, j)
 			}
 			NullAgreement(fl, jobs, 0.05)
 			anyFlag := false

@@ -15,6 +15,7 @@ import (
 	"golang.org/x/perf/benchfmt"
 
 	"github.com/gapbench/gapbench/internal/interleave"
+	"github.com/gapbench/gapbench/internal/judge"
 	"github.com/gapbench/gapbench/nullband"
 )
 
@@ -267,7 +268,9 @@ func MergeShards(files []*ShardFile, units []string) (*Fleet, []*Job, error) {
 		}
 		slices.Sort(order)
 		for _, r := range order {
-			j.add(r, byRound[r], units)
+			if err := j.Add(r, byRound[r]); err != nil {
+				return nil, nil, err
+			}
 		}
 		j.Rounds = len(order)
 		fl.Rounds = max(fl.Rounds, j.Rounds)
@@ -322,7 +325,7 @@ func MergeReport(files []*ShardFile, units []string, opt nullband.Options) (Repo
 		alpha = 0.05
 	}
 	NullAgreement(fl, jobs, alpha)
-	rows, un, err := JudgeJobs(jobs, opt)
+	rows, un, err := JudgeJobs(jobs, judge.Policy{Base: ArmBase, Null: ArmNull, Units: units, Options: opt})
 	if err != nil {
 		return Report{}, err
 	}

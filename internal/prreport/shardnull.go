@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"math"
 	"slices"
+
+	"github.com/gapbench/gapbench/internal/judge"
 )
 
 // RunnerNull is the check of one runner's null arm against base.
@@ -52,24 +54,26 @@ func NullAgreement(fl *Fleet, jobs []*Job, alpha float64) {
 	w, w2 := make([]float64, n), make([]float64, n)
 	logs := make([][]float64, n)
 	for _, j := range jobs {
-		if len(j.order) == 0 {
+		t := j.Table()
+		bench, unit, ok := firstRow(t)
+		if !ok {
 			continue
 		}
-		d := j.rows[j.order[0]]
 		type pair struct {
 			runner int
 			d      float64
 		}
 		var ps []pair
-		for i, r := range d.rounds {
-			if !(d.base[i] > 0 && d.null[i] > 0) {
+		for _, r := range t.Rounds() {
+			base, null := t.Value(bench, unit, ArmBase, r), t.Value(bench, unit, ArmNull, r)
+			if !(base > 0 && null > 0) {
 				continue
 			}
 			k, ok := index[(r-1)%fl.N+1]
 			if !ok {
 				continue
 			}
-			ps = append(ps, pair{k, math.Log(d.null[i] / d.base[i])})
+			ps = append(ps, pair{k, math.Log(null / base)})
 		}
 		abs := make([]float64, len(ps))
 		for i, p := range ps {
@@ -160,4 +164,20 @@ func medianOf(x []float64) float64 {
 	} else {
 		return (x[n/2-1] + x[n/2]) / 2
 	}
+}
+
+// firstRow returns a job's first row: its first benchmark and the first of
+// judge.DefaultUnits (else of the table's units) that the base and the
+// null arm both report.
+func firstRow(t *judge.Table) (bench, unit string, ok bool) {
+	if len(t.Benchmarks()) == 0 {
+		return "", "", false
+	}
+	bench = t.Benchmarks()[0]
+	for _, u := range append(append([]string(nil), judge.DefaultUnits...), t.Units()...) {
+		if t.Has(bench, u, ArmBase) && t.Has(bench, u, ArmNull) {
+			return bench, u, true
+		}
+	}
+	return "", "", false
 }

@@ -94,7 +94,7 @@ func simTrial(t testing.TB, seed uint64, n int, effects []float64, budget, cost 
 	if err := s.Run(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	rows, un, err := JudgeJobs(jobs, opt)
+	rows, un, err := JudgeJobs(jobs, s.Policy())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,8 +105,8 @@ func simTrial(t testing.TB, seed uint64, n int, effects []float64, budget, cost 
 	for _, j := range jobs {
 		o.rounds += j.Rounds
 	}
-	for _, r := range rows {
-		e := truth[r.Benchmark]
+	for _, r := range Candidates(rows) {
+		e := truth[r.Bench]
 		out := r.Verdict.Outcome
 		diff := out == nullband.Faster || out == nullband.Slower
 		if diff {
@@ -118,7 +118,7 @@ func simTrial(t testing.TB, seed uint64, n int, effects []float64, budget, cost 
 				o.falseFlags++
 				v := r.Verdict
 				t.Logf("false flag: seed %d, %s (%s): %v, ratio %.4f [%.4f, %.4f] at %.5f, %d used, %d quarantined, reasons %v",
-					seed, r.Benchmark, modelOf[r.Benchmark], v.Outcome, v.Ratio, v.Lo, v.Hi, r.Level, v.Used, v.Quarantined, v.Reasons)
+					seed, r.Bench, modelOf[r.Bench], v.Outcome, v.Ratio, v.Lo, v.Hi, r.Level, v.Used, v.Quarantined, v.Reasons)
 			}
 			if out == nullband.Equivalent {
 				o.equivalent++

@@ -7,15 +7,16 @@
 package verdicttext
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"math"
-	"sort"
 	"strings"
 	"text/tabwriter"
 
 	"golang.org/x/perf/benchunit"
 
+	"github.com/gapbench/gapbench/internal/report"
 	"github.com/gapbench/gapbench/nullband"
 )
 
@@ -35,7 +36,41 @@ type Row struct {
 	// Err, when set, is why there is no verdict; it is written under the
 	// table.
 	Err error
+	// Check marks the null arm's row against the base: the A/A check.
+	Check bool
+	// Benchstat, when Stat is set, is benchstat's view of every round
+	// (report.Row.Benchstat), printed in the benchstat column; otherwise
+	// the column shows Verdict.Comparison.
+	Benchstat report.Benchstat
+	Stat      bool
+	// Stalled lists the rounds in which some arm's block held a stall;
+	// Relieved says the extreme-spread quarantine was lifted.
+	Stalled  []int
+	Relieved bool
 }
+
+// WriteRows is Write for the report rows every route produces
+// (internal/report): each row's benchmark, arm, unit, verdict, benchstat
+// figures and stalled rounds. The null arm's rows are marked as the A/A
+// check.
+func WriteRows(w io.Writer, rows []report.Row, n Names) error {
+	vr := make([]Row, len(rows))
+	for i, r := range rows {
+		bench := r.Bench
+		if r.Pkg != "" {
+			bench = shortPkg(r.Pkg) + "." + bench
+		}
+		vr[i] = Row{Bench: bench, Arm: r.Arm, Metric: r.Unit, Verdict: r.Verdict, Check: r.Kind == report.NullCheck,
+			Benchstat: r.Benchstat, Stat: true, Stalled: r.Stalled, Relieved: r.Relieved}
+		if r.Err != "" {
+			vr[i].Err = errors.New(r.Err)
+		}
+	}
+	return Write(w, vr, n)
+}
+
+// shortPkg is the last element of an import path.
+func shortPkg(p string) string { return p[strings.LastIndexByte(p, '/')+1:] }
 
 // Names are the caller's names for what a person can change or look at:
 // flags of a command ("-rounds") or fields of a config
@@ -100,12 +135,12 @@ func Write(w io.Writer, rows []Row, n Names) error {
 	fmt.Fprintf(tw, "%sarm\tmetric\tverdict\tB/A\t%s\tδ / MDE\trounds\tbenchstat\n", bench(Row{Bench: "benchmark"}), head)
 	for _, r := range rows {
 		if r.Err != nil {
-			fmt.Fprintf(tw, "%s%s\t%s\terror\t-\t-\t-\t-\t-\n", bench(r), r.Arm, r.Metric)
+			fmt.Fprintf(tw, "%s%s\t%s\terror\t-\t-\t-\t-\t-\n", bench(r), armCell(r), r.Metric)
 			continue
 		}
 		v := r.Verdict
-		fmt.Fprintf(tw, "%s%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", bench(r), r.Arm, r.Metric, v.Outcome,
-			ratio(v.Ratio), judgedInterval(v, mark), marginOrMDE(v), rounds(v), benchstat(v))
+		fmt.Fprintf(tw, "%s%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", bench(r), armCell(r), r.Metric, Outcome(v.Outcome, r.Metric),
+			ratio(v.Ratio), judgedInterval(v, mark), marginOrMDE(v), rounds(v), benchstatCell(r))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -114,6 +149,7 @@ func Write(w io.Writer, rows []Row, n Names) error {
 	for _, line := range notes(rows, n) {
 		b.WriteString(wrap(line, Width))
 	}
+	b.WriteString(stallLines(rows))
 	for _, r := range rows {
 		if r.Err != nil {
 			continue
@@ -131,46 +167,15 @@ func Write(w io.Writer, rows []Row, n Names) error {
 				fmt.Fprintf(&b, "quarantined rounds of %s (left out of the test):\n", label(r))
 			}
 			listed++
-			b.WriteString("  " + wrap(fmt.Sprintf("round %d: %s %s, %s %s, %s %s: %s", q.Label, n.Base, value(q.A, r.Metric),
-				n.Null, value(q.Null, r.Metric), r.Arm, value(q.B, r.Metric), cause(q, r.Verdict)), Width-2))
+			vals := fmt.Sprintf("%s %s, %s %s, %s %s", n.Base, value(q.A, r.Metric), n.Null, value(q.Null, r.Metric), r.Arm, value(q.B, r.Metric))
+			if r.Check {
+				vals = fmt.Sprintf("%s %s, %s %s", n.Base, value(q.A, r.Metric), r.Arm, value(q.B, r.Metric))
+			}
+			b.WriteString("  " + wrap(fmt.Sprintf("round %d: %s: %s", q.Label, vals, cause(q, r.Verdict)), Width-2))
 		}
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
-}
-
-// notes returns the lines under the table: each distinct reason once, with
-// the rows it concerns, then each error.
-func notes(rows []Row, n Names) []string {
-	by := map[nullband.Reason][]Row{}
-	var errs []string
-	for _, r := range rows {
-		if r.Err != nil {
-			errs = append(errs, fmt.Sprintf("%s: no verdict: %v", label(r), r.Err))
-			continue
-		}
-		for _, x := range r.Verdict.Reasons {
-			by[x] = append(by[x], r)
-		}
-	}
-	reasons := make([]nullband.Reason, 0, len(by))
-	for x := range by {
-		reasons = append(reasons, x)
-	}
-	sort.Slice(reasons, func(i, j int) bool { return reasons[i] < reasons[j] })
-	var lines []string
-	for _, x := range reasons {
-		lines = append(lines, reasonText(x, by[x], n))
-	}
-	if eq := equivalentRows(rows); len(eq) > 0 {
-		v := eq[0].Verdict
-		lines = append(lines, fmt.Sprintf("equivalent (%s): the %s interval marked (%s) lies inside ±%s: two one-sided tests, each at %s, rule out a change beyond the margin.",
-			labels(eq), pct0(1-2*(1-v.EqConfidence)), pct0(1-2*(1-v.EqConfidence)), pct(v.Delta), pct0(1-v.EqConfidence)))
-	}
-	if f := familyLine(rows, n); f != "" {
-		lines = append(lines, f)
-	}
-	return append(lines, errs...)
 }
 
 // equivalentRows are the rows whose verdict is equivalent.
@@ -225,7 +230,7 @@ func level(rows []Row) (float64, bool) {
 func familyLine(rows []Row, n Names) string {
 	var fam []Row
 	for _, r := range rows {
-		if r.Err == nil && r.Verdict.FamilySize > 1 {
+		if r.Err == nil && !r.Check && r.Verdict.FamilySize > 1 {
 			fam = append(fam, r)
 		}
 	}
@@ -239,117 +244,6 @@ func familyLine(rows []Row, n Names) string {
 	}
 	return fmt.Sprintf("false alarms: %s form one family of %d rows under Holm's procedure: the chance that any of them is called faster or slower while unchanged is at most %s; each CI is at the level Holm gave it.",
 		what, v.FamilySize, pct0(v.FamilyAlpha))
-}
-
-// reasonText writes one reason, with the rows it concerns and their numbers.
-func reasonText(x nullband.Reason, rows []Row, n Names) string {
-	v := rows[0].Verdict
-	var list []string
-	switch x {
-	case nullband.TooFewRounds:
-		_, same := level(rows)
-		for _, r := range rows {
-			e := fmt.Sprintf("%s: %d used", label(r), r.Verdict.Used)
-			if !same {
-				e += fmt.Sprintf(" of %d needed at %s", r.Verdict.NeedRounds, pct0(r.Verdict.Confidence))
-			}
-			list = append(list, e)
-		}
-		s := fmt.Sprintf("too few rounds (%s): a %s interval needs at least %d used rounds",
-			strings.Join(list, "; "), pct0(v.Confidence), v.NeedRounds)
-		if !same {
-			s = fmt.Sprintf("too few rounds (%s) for a finite interval", strings.Join(list, "; "))
-		}
-		if n.Rounds != "" {
-			s += fmt.Sprintf("; raise %s", n.Rounds)
-		}
-		return s + "."
-	case nullband.Straddles:
-		_, same := level(rows)
-		for _, r := range rows {
-			e := fmt.Sprintf("%s: CI %s", label(r), interval(r.Verdict.Lo, r.Verdict.Hi))
-			if !same {
-				e = fmt.Sprintf("%s: %s CI %s", label(r), pct0(r.Verdict.Confidence), interval(r.Verdict.Lo, r.Verdict.Hi))
-			}
-			if k := r.Verdict.RoundsToDecide; k > 0 {
-				e += fmt.Sprintf(", about %d rounds would decide", k)
-			}
-			list = append(list, e)
-		}
-		lv := pct0(v.Confidence) + " "
-		if !same {
-			lv = ""
-		}
-		s := fmt.Sprintf("undecided: the %sinterval holds 1 and reaches past ±%s, so it shows neither a change nor equivalence (%s)",
-			lv, pct(v.Delta), strings.Join(list, "; "))
-		if n.Rounds != "" {
-			s += fmt.Sprintf("; more rounds narrow it (%s)", n.Rounds)
-		}
-		if n.Delta != "" {
-			s += fmt.Sprintf(", a wider margin (%s) eases equivalence", n.Delta)
-		}
-		return s + "."
-	case nullband.NullShifted:
-		var held, kept []string
-		for _, r := range rows {
-			e := fmt.Sprintf("%s: %s/%s %s, %s CI %s, p=%.3f", label(r), n.Null, n.Base,
-				ratio(r.Verdict.NullRatio), pct0(r.Verdict.NullConfidence), interval(r.Verdict.NullLo, r.Verdict.NullHi), r.Verdict.NullP)
-			if r.Verdict.Outcome == nullband.Undecided {
-				held = append(held, e)
-			} else {
-				kept = append(kept, e+fmt.Sprintf("; B/%s %s", n.Null, interval(r.Verdict.VsNullLo, r.Verdict.VsNullHi)))
-			}
-		}
-		var parts []string
-		if len(held) > 0 {
-			parts = append(parts, fmt.Sprintf("withheld: %s, a second instance of %s, differs from %s itself (%s): the arms did not share the host's conditions, and B against %s does not confirm B/A; run again.",
-				n.Null, n.Base, n.Base, strings.Join(held, "; "), n.Null))
-		}
-		if len(kept) > 0 {
-			parts = append(parts, fmt.Sprintf("caveat: %s, a second instance of %s, differs from %s itself (%s): the arms did not share the host's conditions, but B differs from both instances the same way.",
-				n.Null, n.Base, n.Base, strings.Join(kept, "; ")))
-		}
-		return strings.Join(parts, "\n")
-	case nullband.TooManyQuarantined:
-		for _, r := range rows {
-			list = append(list, fmt.Sprintf("%s: %d of %d", label(r), r.Verdict.Quarantined, len(r.Verdict.Rounds)))
-		}
-		s := fmt.Sprintf("undecided: too many rounds quarantined (%s), more than the cap", strings.Join(list, "; "))
-		if n.MaxQuarantined != "" {
-			s += " (" + n.MaxQuarantined + ")"
-		}
-		return s + ": the host was too unsettled; see the rounds listed below."
-	case nullband.WithinDelta:
-		for _, r := range rows {
-			list = append(list, fmt.Sprintf("%s %s", label(r), signed(r.Verdict.Ratio)))
-		}
-		return fmt.Sprintf("real but small: %s; the whole interval lies within ±%s, the equivalence margin.",
-			strings.Join(list, ", "), pct(v.Delta))
-	case nullband.Bimodal:
-		for _, r := range rows {
-			list = append(list, label(r))
-		}
-		return fmt.Sprintf("bimodal: an arm's values fall in separate levels (%s); the paired test holds, but medians fall between levels.",
-			strings.Join(list, ", "))
-	case nullband.NoNullArm:
-		for _, r := range rows {
-			list = append(list, label(r))
-		}
-		return fmt.Sprintf("no null arm (%s): whether the arms shared the host's conditions was not checked.", strings.Join(list, ", "))
-	case nullband.Continuing:
-		for _, r := range rows {
-			list = append(list, fmt.Sprintf("%s: %d rounds", label(r), len(r.Verdict.Rounds)))
-		}
-		s := fmt.Sprintf("stopped before deciding (%s)", strings.Join(list, "; "))
-		if n.MaxRounds != "" {
-			s += fmt.Sprintf(", below the cap %s", n.MaxRounds)
-		}
-		return s + "."
-	}
-	for _, r := range rows {
-		list = append(list, label(r))
-	}
-	return fmt.Sprintf("%v: %s.", x, strings.Join(list, ", "))
 }
 
 // cause writes why round q was quarantined, with its numbers.
@@ -368,6 +262,95 @@ func cause(q nullband.Round, v nullband.Verdict) string {
 }
 
 func label(r Row) string { return r.label }
+
+// armCell is the arm column: the null arm's row is marked as the A/A check.
+func armCell(r Row) string {
+	if r.Check {
+		return r.Arm + " (A/A check)"
+	}
+	return r.Arm
+}
+
+// Outcome is the verdict column's word for outcome o on unit: faster and
+// slower for time, "less CPU" and "more CPU" for a CPU-time unit (cpu-).
+func Outcome(o nullband.Outcome, unit string) string {
+	if report.IsCPU(unit) {
+		switch o {
+		case nullband.Faster:
+			return "less CPU"
+		case nullband.Slower:
+			return "more CPU"
+		}
+	}
+	return o.String()
+}
+
+// checkLine states the A/A check: which of the null arm's rows differ
+// from the base, with their numbers, or that none does.
+func checkLine(rows []Row, n Names) string {
+	var checks, off []Row
+	for _, r := range rows {
+		if r.Check && r.Err == nil {
+			checks = append(checks, r)
+			if o := r.Verdict.Outcome; o == nullband.Faster || o == nullband.Slower {
+				off = append(off, r)
+			}
+		}
+	}
+	if len(checks) == 0 {
+		return ""
+	}
+	if len(off) == 0 {
+		rowsWord := "rows"
+		if len(checks) == 1 {
+			rowsWord = "row"
+		}
+		return fmt.Sprintf("A/A check: %s, a second instance of %s, is not found to differ from %s on any metric (%d %s: equivalent or undecided).",
+			n.Null, n.Base, n.Base, len(checks), rowsWord)
+	}
+	var list []string
+	for _, r := range off {
+		list = append(list, fmt.Sprintf("%s %s %s", label(r), ratio(r.Verdict.Ratio), interval(r.Verdict.Lo, r.Verdict.Hi)))
+	}
+	return fmt.Sprintf("A/A check failed: %s, a second instance of %s, differs from %s (%s): the host, not the code, moved between the instances; read the verdicts above with that in mind, or run again.",
+		n.Null, n.Base, n.Base, strings.Join(list, "; "))
+}
+
+// stallLines lists the stalled rounds once for the rows that share them.
+func stallLines(rows []Row) string {
+	var keys []string
+	by := map[string][]Row{}
+	for _, r := range rows {
+		if r.Err != nil || len(r.Stalled) == 0 {
+			continue
+		}
+		k := joinInts(r.Stalled)
+		if by[k] == nil {
+			keys = append(keys, k)
+		}
+		by[k] = append(by[k], r)
+	}
+	var b strings.Builder
+	for _, k := range keys {
+		rs := by[k]
+		which := k
+		if n := rs[0].Verdict.Given; n > 0 && len(rs[0].Stalled) >= n {
+			which = fmt.Sprintf("every round (%d)", len(rs[0].Stalled))
+		}
+		b.WriteString(wrap(fmt.Sprintf("stalled rounds of %s (a step of 10× the median or more in some arm's block; when not every arm's, the round is quarantined if its spread shows it): %s",
+			labels(rs), which), Width))
+	}
+	return b.String()
+}
+
+// joinInts joins round labels with commas.
+func joinInts(xs []int) string {
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = fmt.Sprint(x)
+	}
+	return strings.Join(s, ", ")
+}
 
 // noBench reports whether no row names a benchmark.
 func noBench(rows []Row) bool {
@@ -445,6 +428,23 @@ func rounds(v nullband.Verdict) string {
 	return s
 }
 
+// benchstatCell writes benchstat's delta as benchstat prints it for every
+// round of the row (Row.Benchstat), or Verdict.Comparison's when the row
+// has no such figures.
+func benchstatCell(r Row) string {
+	if !r.Stat {
+		return benchstat(r.Verdict)
+	}
+	b := r.Benchstat
+	if !(b.Base > 0) || math.IsNaN(b.Arm) || math.IsNaN(b.P) {
+		return "-"
+	}
+	if !b.Significant() {
+		return fmt.Sprintf("~ p=%.3f", b.P)
+	}
+	return fmt.Sprintf("%s p=%.3f", signed(b.Arm/b.Base), b.P)
+}
+
 // benchstat writes benchstat's delta: the change of the medians with the
 // U-test's p, or "~" when p is above benchstat's α.
 func benchstat(v nullband.Verdict) string {
@@ -469,8 +469,12 @@ func interval(lo, hi float64) string {
 	switch {
 	case math.IsNaN(lo) || math.IsNaN(hi):
 		return "-"
-	case lo <= 0 || math.IsInf(hi, 1):
+	case lo <= 0 && math.IsInf(hi, 1):
 		return "∞"
+	case math.IsInf(hi, 1):
+		return fmt.Sprintf("%.3f–∞", lo) // bounded below only
+	case lo <= 0:
+		return fmt.Sprintf("0–%.3f", hi) // bounded above only
 	}
 	return fmt.Sprintf("%.3f–%.3f", lo, hi)
 }

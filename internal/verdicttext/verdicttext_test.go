@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"golang.org/x/perf/benchmath"
 
+	"github.com/gapbench/gapbench/internal/report"
 	"github.com/gapbench/gapbench/nullband"
 )
 
@@ -200,4 +201,39 @@ func TestAllErrorsHeader(t *testing.T) {
 	out := write(t, []Row{{Arm: "new", Metric: "ns/op", Err: errors.New("boom")}})
 	assert.Regexp(t, `^arm +metric +verdict +B/A +CI +δ / MDE`, out)
 	assert.Contains(t, out, "new ns/op: no verdict: boom")
+}
+
+// The null arm's rows are marked as the A/A check, with their own line
+// under the table, conditional on their outcome.
+func TestWriteRowsAACheck(t *testing.T) {
+	aa := judge(t, synth(3, 12, 0.01, 1.0))
+	rows := []report.Row{
+		{Bench: "Step", Arm: "new", Unit: "sec/op", Verdict: judge(t, synth(1, 12, 0.01, 1.1))},
+		{Bench: "Step", Arm: "null", Unit: "sec/op", Kind: report.NullCheck, Verdict: aa},
+	}
+	var b bytes.Buffer
+	require.NoError(t, WriteRows(&b, rows, names))
+	out := b.String()
+	assert.Regexp(t, `(?m)^Step +null \(A/A check\) +sec/op +(equivalent|undecided) `, out)
+	assert.Contains(t, strings.Join(strings.Fields(out), " "), "A/A check: null, a second instance of old, is not found to differ from old on any metric (1 row: equivalent or undecided).")
+
+	rows[1].Verdict = judge(t, synth(4, 12, 0.01, 1.2)) // the host moved between the instances
+	b.Reset()
+	require.NoError(t, WriteRows(&b, rows, names))
+	assert.Contains(t, strings.Join(strings.Fields(b.String()), " "), "A/A check failed: null, a second instance of old, differs from old (null sec/op 1.")
+}
+
+func TestWriteRowsStallsAndRelief(t *testing.T) {
+	v := judge(t, synth(1, 12, 0.01, 1.1))
+	var b bytes.Buffer
+	require.NoError(t, WriteRows(&b, []report.Row{{Arm: "new", Unit: "cpu-sec/op", Verdict: v, Stalled: []int{3, 7}, Relieved: true},
+		{Arm: "new", Unit: "sec/op", Verdict: v, Stalled: []int{3, 7}}}, names))
+	out := strings.Join(strings.Fields(b.String()), " ")
+	assert.Regexp(t, `new cpu-sec/op more CPU 1\.\d{3}`, out, "CPU time is more or less CPU, not slower or faster")
+	assert.Contains(t, out, "stalled rounds of new cpu-sec/op, new sec/op (a step of 10× the median or more in some arm's block; when not every arm's, the round is quarantined if its spread shows it): 3, 7")
+	assert.Equal(t, 1, strings.Count(out, "stalled rounds of"), "listed once for the rows that share them")
+	assert.Contains(t, out, "extreme-spread quarantine lifted (new cpu-sec/op)")
+	assert.Equal(t, "more CPU", Outcome(nullband.Slower, "cpu-sec/op"))
+	assert.Equal(t, "slower", Outcome(nullband.Slower, "p50-sec/op"))
+	assert.Equal(t, "equivalent", Outcome(nullband.Equivalent, "cpu-sec/op"))
 }
