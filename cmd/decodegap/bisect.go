@@ -70,6 +70,9 @@ type bisectFlags struct {
 	lockPath  string
 	dir       string
 	out       string
+	// unitsSet is true when -bisect-unit was given (detect -confirm
+	// otherwise judges each change's own unit).
+	unitsSet bool
 }
 
 // bisectFlagsInto adds the comparison flags to fs; seedName names the

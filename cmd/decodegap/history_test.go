@@ -190,3 +190,46 @@ func TestClassifyRows(t *testing.T) {
 		assert.Contains(t, got.Detail, "Work-2 sec/op: ")
 	}
 }
+
+// TestHistoryDetectConfirmBisects stores a history of a synthetic
+// repository's commits whose values step up at commit 8 and checks that
+// -confirm bisects the change point's range with real builds and runs
+// (one commit in the range: one comparison).
+func TestHistoryDetectConfirmBisects(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs test binaries")
+	}
+	dir := t.TempDir()
+	repo := filepath.Join(dir, "repo")
+	script, err := filepath.Abs("../../scripts/bisect-fixture.sh")
+	require.NoError(t, err)
+	out, err := exec.Command("bash", script, repo, "11", "8", "40").Output()
+	require.NoError(t, err)
+	commits := strings.Fields(string(out))
+	require.Len(t, commits, 12)
+	runs := filepath.Join(dir, "runs")
+	require.NoError(t, os.MkdirAll(runs, 0o755))
+	rng := rand.New(rand.NewPCG(3, 4))
+	t0 := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	for i, c := range commits {
+		var b strings.Builder
+		fmt.Fprintf(&b, "commit: %s\ncommit-date: %s\nhost: ci-1\n", c, t0.Add(time.Duration(i)*time.Hour).Format(time.RFC3339))
+		level := 250000.0
+		if i >= 8 {
+			level *= 1.4
+		}
+		for r := 0; r < 5; r++ {
+			fmt.Fprintf(&b, "BenchmarkWork-2 100 %.0f ns/op\n", level*math.Exp(0.01*rng.NormFloat64()))
+		}
+		require.NoError(t, os.WriteFile(filepath.Join(runs, fmt.Sprintf("r%02d.txt", i)), []byte(b.String()), 0o644))
+	}
+	db := filepath.Join(dir, "h.db")
+	code, _, errOut := histRun(t, "history", "add", "-db", db, runs)
+	require.Equal(t, 0, code, errOut)
+	code, stdout, errOut := histRun(t, "history", "detect", "-db", db, "-confirm", "-C", repo, "-benchtime", "50ms", "-bisect-unit", "cpu-sec/op",
+		"-delta", "10%", "-lock=false", "-max-rounds", "30", "-budget", "60s", ".")
+	require.Equal(t, 1, code, "exit 1: a bisect named a commit\n%s\n%s", stdout, errOut)
+	assert.Contains(t, stdout, "confirm Work-2 sec/op (+")
+	assert.Contains(t, stdout, "bisect: 1 commits after "+commits[7][:10])
+	assert.Contains(t, stdout, "first slower commit: "+commits[8]+" (#1 of 1)")
+}

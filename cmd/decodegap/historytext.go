@@ -119,7 +119,8 @@ func detectJSON(r detectReport) detectOut {
 }
 
 // confirmChanges bisects each change whose values grew (a slowdown in a
-// cost unit) between its commits, in the current repository.
+// cost unit) between its commits, in the current repository (or -C),
+// judging the change's unit unless -bisect-unit was given.
 func confirmChanges(ctx context.Context, changes []history.Change, f *bisectFlags, pkgs []string, stderr io.Writer) ([]*history.BisectResult, int) {
 	out := make([]*history.BisectResult, len(changes))
 	status := 0
@@ -129,7 +130,9 @@ func confirmChanges(ctx context.Context, changes []history.Change, f *bisectFlag
 		}
 		fmt.Fprintf(stderr, "decodegap history detect: confirming %s %s (%s) between %s and %s\n", c.Benchmark, c.Unit, pct(c.Ratio), short(c.Good.Commit), short(c.Bad.Commit))
 		ff := *f
-		ff.units = c.Unit
+		if !f.unitsSet {
+			ff.units = c.Unit
+		}
 		res, code := bisectOnce(ctx, &ff, c.Good.Commit, c.Bad.Commit, regexp.MustCompile(topBenchmark(c.Benchmark)), pkgs, stderr)
 		out[i] = res
 		switch {
