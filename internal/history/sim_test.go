@@ -146,6 +146,9 @@ func TestDetectSimulatedHistories(t *testing.T) {
 			continue
 		}
 		for _, effect := range []float64{0, 0.02, 0.05, 0.10} {
+			if raceOn && !figures && effect != 0 && effect != 0.05 {
+				continue
+			}
 			sc := runSim(t, m, effect, trials, 42)
 			perCommits := float64(sc.False) / float64(trials) // histories are 200 commits
 			t.Logf("model %-6s shift %+4.0f%%: recall %d/%d = %.2f, precision %.2f, false change points %d over %d histories of %d commits (%.2f per %d)",
