@@ -80,7 +80,8 @@ func historyDetect(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "decodegap history detect: %v\n", err)
 		return 1
 	}
-	rep := detectReport{Store: s.Where, Series: len(series), Options: opt, Changes: changes}
+	rep := detectReport{Store: s.Where, Series: len(series), Options: opt, Changes: changes,
+		Quarantined: history.Quarantined(series, opt.Quarantine)}
 	for _, sr := range series {
 		rep.Points += len(sr.Points)
 	}
@@ -104,8 +105,10 @@ func historyDetect(args []string, stdout, stderr io.Writer) int {
 type detectReport struct {
 	Store          string
 	Series, Points int
-	Options        history.DetectOptions
-	Changes        []history.Change
+	// Quarantined counts the points left out (history.Quarantined).
+	Quarantined int
+	Options     history.DetectOptions
+	Changes     []history.Change
 	// Confirmed holds the bisect of each change (nil without -confirm;
 	// an entry is nil for a change not bisected: a speed-up).
 	Confirmed []*history.BisectResult
