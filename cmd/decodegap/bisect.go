@@ -43,7 +43,8 @@ The first step compares -bad with -good: unless it is slower, no commit is
 named. Then each step halves the range (git bisect's order). A step is
 slower when its verdict is slower and B/A − 1 exceeds half of -delta (the
 equivalence margin); equivalent, faster or smaller slowdowns are not
-slower; an undecided step ends the search with the range so far. The
+slower, and so is an undecided verdict whose interval excludes a slowdown
+of -delta; any other undecided step ends the search with the range so far. The
 error rate -alpha is split evenly (Bonferroni) over the 1 + ⌈log2 n⌉
 comparisons the search may need for n commits, so the chance that any
 step's call is false, and so that a wrong commit is named, is at most
@@ -71,6 +72,9 @@ type bisectFlags struct {
 	lockPath  string
 	dir       string
 	out       string
+	// unitsSet is true when -bisect-unit was given (detect -confirm
+	// otherwise judges each change's own unit).
+	unitsSet bool
 }
 
 // bisectFlagsInto adds the comparison flags to fs; seedName names the
@@ -288,8 +292,10 @@ func (p *prComparer) Compare(ctx context.Context, good, cand string, conf float6
 }
 
 // classifyRows turns a comparison's rows into a step: slower when any
-// row is decided slower by more than delta/2; not slower when every row
-// is decided and none is; undecided otherwise. The numbers are those of
+// row is decided slower by more than delta/2; not slower when no row is
+// and every row is decided or, undecided, has its interval's upper end
+// below 1+delta (a slowdown of delta is excluded: all a bisect needs to
+// move on); undecided otherwise. The numbers are those of
 // the slower row, or else of the row nearest to slower.
 func classifyRows(rows []prreport.Row, delta float64, rounds int) history.StepResult {
 	res := history.NaNStep(history.StepNotSlower)
@@ -309,7 +315,7 @@ func classifyRows(rows []prreport.Row, delta float64, rounds int) history.StepRe
 				res.Outcome, res.Ratio, res.Lo, res.Hi = history.StepSlower, v.Ratio, v.Lo, v.Hi
 			}
 			continue
-		case v.Outcome == nullband.Undecided && res.Outcome == history.StepNotSlower:
+		case v.Outcome == nullband.Undecided && !(v.Hi < 1+delta) && res.Outcome == history.StepNotSlower:
 			res.Outcome = history.StepUndecided
 		}
 		if res.Outcome != history.StepSlower && v.Ratio > best {

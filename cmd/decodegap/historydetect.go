@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"regexp"
@@ -24,7 +25,9 @@ the commits it lies between and its p-value.
 
 With -confirm, each slowdown found is bisected between its two commits
 ('decodegap bisect', interleaved and null-calibrated) in packages (go list
-patterns, default ./...) of the current repository.
+patterns, default ./...) of the current repository (or -C), judging the
+change's unit, or -bisect-unit when given (cpu-sec/op is steadier than
+sec/op on a shared host).
 
 Exit status: 0; 1 when -confirm named a commit; 2 for bad usage; 3 when a
 bisect failed to build or run.
@@ -48,6 +51,7 @@ func historyDetect(args []string, stdout, stderr io.Writer) int {
 	if st := parseFlags(fs, args); st >= 0 {
 		return st
 	}
+	fs.Visit(func(fl *flag.Flag) { bf.unitsSet = bf.unitsSet || fl.Name == "bisect-unit" })
 	re, err := regexp.Compile(*bench)
 	if err != nil {
 		fmt.Fprintf(stderr, "decodegap history detect: -bench: %v\n", err)
@@ -77,7 +81,8 @@ func historyDetect(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "decodegap history detect: %v\n", err)
 		return 1
 	}
-	rep := detectReport{Store: s.Where, Series: len(series), Options: opt, Changes: changes}
+	rep := detectReport{Store: s.Where, Series: len(series), Options: opt, Changes: changes,
+		Quarantined: history.Quarantined(series, opt.Quarantine)}
 	for _, sr := range series {
 		rep.Points += len(sr.Points)
 	}
@@ -101,8 +106,10 @@ func historyDetect(args []string, stdout, stderr io.Writer) int {
 type detectReport struct {
 	Store          string
 	Series, Points int
-	Options        history.DetectOptions
-	Changes        []history.Change
+	// Quarantined counts the points left out (history.Quarantined).
+	Quarantined int
+	Options     history.DetectOptions
+	Changes     []history.Change
 	// Confirmed holds the bisect of each change (nil without -confirm;
 	// an entry is nil for a change not bisected: a speed-up).
 	Confirmed []*history.BisectResult

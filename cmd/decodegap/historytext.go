@@ -56,6 +56,9 @@ func writeDetect(w io.Writer, r detectReport) {
 	pv, perms := e.PValue, e.Permutations
 	fmt.Fprintf(w, "%d change points in %d series (%d points) of %s; E-Divisive means, permutation p ≤ %g over %d shuffles (-pvalue, -permutations)\n",
 		len(r.Changes), r.Series, r.Points, r.Store, pv, perms)
+	if r.Quarantined > 0 {
+		fmt.Fprintf(w, "%d of the %d points left out: their runs spread more than 3× their stretch's median spread (a noisy night); they are still drawn by 'history plot'\n", r.Quarantined, r.Points)
+	}
 	if len(r.Changes) == 0 {
 		if r.Points == 0 {
 			fmt.Fprintln(w, "no values stored match -bench and -unit: add results with 'decodegap history add'")
@@ -95,6 +98,7 @@ type changeJSON struct {
 type detectOut struct {
 	Store          string
 	Series, Points int
+	Quarantined    int
 	PValue         float64
 	Permutations   int
 	MinMagnitude   float64
@@ -102,7 +106,7 @@ type detectOut struct {
 }
 
 func detectJSON(r detectReport) detectOut {
-	out := detectOut{Store: r.Store, Series: r.Series, Points: r.Points, PValue: r.Options.EDivisive.PValue,
+	out := detectOut{Store: r.Store, Series: r.Series, Points: r.Points, Quarantined: r.Quarantined, PValue: r.Options.EDivisive.PValue,
 		Permutations: r.Options.EDivisive.Permutations, MinMagnitude: r.Options.MinMagnitude, Changes: []changeJSON{}}
 	for i, c := range r.Changes {
 		j := changeJSON{Benchmark: c.Benchmark, Unit: c.Unit, Host: c.Host, Good: c.Good.Commit, Bad: c.Bad.Commit,
@@ -119,7 +123,8 @@ func detectJSON(r detectReport) detectOut {
 }
 
 // confirmChanges bisects each change whose values grew (a slowdown in a
-// cost unit) between its commits, in the current repository.
+// cost unit) between its commits, in the current repository (or -C),
+// judging the change's unit unless -bisect-unit was given.
 func confirmChanges(ctx context.Context, changes []history.Change, f *bisectFlags, pkgs []string, stderr io.Writer) ([]*history.BisectResult, int) {
 	out := make([]*history.BisectResult, len(changes))
 	status := 0
@@ -129,7 +134,9 @@ func confirmChanges(ctx context.Context, changes []history.Change, f *bisectFlag
 		}
 		fmt.Fprintf(stderr, "decodegap history detect: confirming %s %s (%s) between %s and %s\n", c.Benchmark, c.Unit, pct(c.Ratio), short(c.Good.Commit), short(c.Bad.Commit))
 		ff := *f
-		ff.units = c.Unit
+		if !f.unitsSet {
+			ff.units = c.Unit
+		}
 		res, code := bisectOnce(ctx, &ff, c.Good.Commit, c.Bad.Commit, regexp.MustCompile(topBenchmark(c.Benchmark)), pkgs, stderr)
 		out[i] = res
 		switch {

@@ -218,6 +218,19 @@ func Detect(series []Series, opt DetectOptions) ([]Change, error) {
 	return out, nil
 }
 
+// Quarantined counts the points of series that Detect leaves out under
+// quarantine (see DetectOptions.Quarantine).
+func Quarantined(series []Series, quarantine float64) int {
+	n := 0
+	for _, sr := range series {
+		for _, st := range Stretches(sr.Points) {
+			pts, _ := kept(sr.Points[st.Start:st.End], quarantine)
+			n += st.End - st.Start - len(pts)
+		}
+	}
+	return n
+}
+
 // kept returns the points of one stretch that quarantine keeps, and
 // their positions in it.
 func kept(pts []Point, quarantine float64) ([]Point, []int) {

@@ -3,6 +3,7 @@ package history
 import (
 	"context"
 	"errors"
+	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -157,4 +158,18 @@ type errComparer struct{}
 
 func (errComparer) Compare(context.Context, string, string, float64) (StepResult, error) {
 	return StepResult{}, errors.New("build failed")
+}
+
+func TestQuarantinedCounts(t *testing.T) {
+	pts := make([]Point, 20)
+	for i := range pts {
+		pts[i] = Point{Host: "h", Value: 1, N: 5, Spread: 0.01}
+	}
+	pts[7].Spread = 0.05 // 5× the median spread: left out
+	pts[8].Spread = 0.02 // 2×: kept
+	pts[9].Spread = math.NaN()
+	sr := []Series{{Benchmark: "B", Unit: "sec/op", Points: pts}}
+	assert.Equal(t, 1, Quarantined(sr, 0))
+	assert.Equal(t, 2, Quarantined(sr, 1.5))
+	assert.Equal(t, 0, Quarantined(sr, -1))
 }

@@ -1,0 +1,235 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gapbench/gapbench/internal/history"
+	"github.com/gapbench/gapbench/internal/prreport"
+	"github.com/gapbench/gapbench/nullband"
+)
+
+// gitRepo makes a git repository with one commit in a temporary
+// directory and changes into it.
+func gitRepo(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, args := range [][]string{{"init", "-q"}, {"-c", "user.email=t@t", "-c", "user.name=t", "commit", "-q", "--allow-empty", "-m", "first"}} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = dir
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "%s", out)
+	}
+	t.Chdir(dir)
+	return dir
+}
+
+func histRun(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var o, e bytes.Buffer
+	code = dispatch(args, &o, &e)
+	return code, o.String(), e.String()
+}
+
+func TestHistoryAddOnFreshRepoNeedsNoSetup(t *testing.T) {
+	dir := gitRepo(t)
+	require.NoError(t, os.WriteFile("bench.txt", []byte("goos: linux\nBenchmarkStep-2 100 1000 ns/op\n"), 0o644))
+	code, out, errOut := histRun(t, "history", "add", "bench.txt")
+	require.Equal(t, 0, code, errOut)
+	assert.Regexp(t, `^stored bench\.txt: 1 values, 0 verdict rows; commit [0-9a-f]{10} `, out)
+	assert.Contains(t, out, "1 of 1 files new in "+filepath.Join(dir, ".gapbench", "history.db"))
+	assert.FileExists(t, filepath.Join(dir, ".gapbench", "history.db"))
+
+	code, out, _ = histRun(t, "history", "add", "bench.txt")
+	require.Equal(t, 0, code)
+	assert.Contains(t, out, "already stored bench.txt (the same bytes")
+	assert.Contains(t, out, "0 of 1 files new")
+
+	// A bad file among good ones: exit 2, the position, nothing stored.
+	require.NoError(t, os.WriteFile("good2.txt", []byte("BenchmarkStep-2 100 1100 ns/op\n"), 0o644))
+	require.NoError(t, os.WriteFile("bad.txt", []byte("BenchmarkStep-2 100 x ns/op\n"), 0o644))
+	code, _, errOut = histRun(t, "history", "add", "good2.txt", "bad.txt")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errOut, "bad.txt:1: ")
+	assert.Contains(t, errOut, "nothing was stored")
+	code, out, _ = histRun(t, "history", "files")
+	require.Equal(t, 0, code)
+	assert.Contains(t, out, "1 files in ")
+}
+
+// writeHistory writes n benchfmt files into dir, one a commit, with a
+// shift of effect from commit at on, 5 runs each.
+func writeHistory(t *testing.T, dir string, n, at int, effect float64) {
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	rng := rand.New(rand.NewPCG(1, 2))
+	t0 := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	for i := 0; i < n; i++ {
+		var b strings.Builder
+		fmt.Fprintf(&b, "commit: %s\ncommit-date: %s\nhost: ci-1\ngo: go1.26.8\n", fakeHash(i+1), t0.Add(time.Duration(i)*time.Hour).Format(time.RFC3339))
+		level := 1000.0
+		if i >= at {
+			level *= 1 + effect
+		}
+		for r := 0; r < 5; r++ {
+			fmt.Fprintf(&b, "BenchmarkStep-2 100 %.1f ns/op\n", level*math.Exp(0.01*rng.NormFloat64()))
+		}
+		require.NoError(t, os.WriteFile(filepath.Join(dir, fmt.Sprintf("run%03d.txt", i)), []byte(b.String()), 0o644))
+	}
+}
+
+// fakeHash is the made-up commit hash of the n-th commit.
+func fakeHash(n int) string { return fmt.Sprintf("%04d", n) + strings.Repeat("a", 36) }
+
+func TestHistoryDetectTextJSONAndPlot(t *testing.T) {
+	dir := t.TempDir()
+	writeHistory(t, filepath.Join(dir, "runs"), 60, 35, 0.05)
+	db := filepath.Join(dir, "h.db")
+	code, out, errOut := histRun(t, "history", "import", "-db", db, filepath.Join(dir, "runs"))
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "60 of 60 files new")
+
+	code, out, errOut = histRun(t, "history", "detect", "-db", db)
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "1 change points in 1 series (60 points)")
+	assert.Regexp(t, `(?m)^Step-2 +sec/op +\+[45]\.\d% +\+\d\.\d% … \+\d\.\d% +0\.0\d\d +`+fakeHash(35)[:10]+` +`+fakeHash(36)[:10]+` +3[45] \| 2[45] +ci-1$`, out)
+
+	code, out, errOut = histRun(t, "history", "detect", "-db", db, "-json")
+	require.Equal(t, 0, code, errOut)
+	var got detectOut
+	require.NoError(t, json.Unmarshal([]byte(out), &got))
+	require.Len(t, got.Changes, 1)
+	c := got.Changes[0]
+	assert.Equal(t, fakeHash(35), c.Good)
+	assert.Equal(t, fakeHash(36), c.Bad)
+	assert.InDelta(t, 1.05, c.Ratio, 0.01)
+	assert.Less(t, c.Lo, c.Ratio)
+	assert.Greater(t, c.Hi, c.Ratio)
+	assert.LessOrEqual(t, c.P, 0.05)
+
+	code, _, _ = histRun(t, "history", "detect", "-db", db, "-min-magnitude", "10%")
+	require.Equal(t, 0, code)
+
+	png := filepath.Join(dir, "s.png")
+	code, out, errOut = histRun(t, "history", "plot", "-db", db, "-o", png, "Step-2")
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "60 commits, 1 change points")
+	data, err := os.ReadFile(png)
+	require.NoError(t, err)
+	assert.True(t, bytes.HasPrefix(data, []byte("\x89PNG")))
+
+	code, _, errOut = histRun(t, "history", "plot", "-db", db, "Nope")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errOut, "no stored values of Nope in sec/op")
+}
+
+func TestBisectUsageErrors(t *testing.T) {
+	code, _, errOut := histRun(t, "bisect", "-bad", "HEAD", "-bench", ".")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errOut, "-good and -bad are required")
+	code, _, errOut = histRun(t, "bisect", "-good", "HEAD~1", "-bad", "HEAD")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errOut, "-bench is required")
+}
+
+// TestBisectFindsPlantedSlowdown runs the real search on a synthetic
+// repository (scripts/bisect-fixture.sh): 4 commits, the loop 40% longer
+// from commit 3. A large effect and short runs keep it to a minute.
+func TestBisectFindsPlantedSlowdown(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs test binaries of 3 comparisons")
+	}
+	repo := filepath.Join(t.TempDir(), "repo")
+	script, err := filepath.Abs("../../scripts/bisect-fixture.sh")
+	require.NoError(t, err)
+	out, err := exec.Command("bash", script, repo, "4", "3", "40").Output()
+	require.NoError(t, err)
+	commits := strings.Fields(string(out))
+	require.Len(t, commits, 5)
+	code, stdout, errOut := histRun(t, "bisect", "-C", repo, "-good", commits[0], "-bad", commits[4], "-bench", "^BenchmarkWork$",
+		"-benchtime", "20ms", "-delta", "10%", "-bisect-unit", "cpu-sec/op", "-lock=false", "-max-rounds", "20", "-budget", "40s", ".")
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, stdout, "bisect: 4 commits after "+commits[0][:10])
+	assert.Contains(t, stdout, "at most 3 comparisons, each at 98.33% confidence (-alpha 0.05 split over them, Bonferroni)")
+	assert.Contains(t, stdout, "first slower commit: "+commits[3]+" (#3 of 4)")
+}
+
+func TestClassifyRows(t *testing.T) {
+	row := func(o nullband.Outcome, ratio, lo, hi float64) prreport.Row {
+		return prreport.Row{Benchmark: "Work-2", Unit: "sec/op", Verdict: nullband.Verdict{Outcome: o, Ratio: ratio, Lo: lo, Hi: hi}}
+	}
+	cases := []struct {
+		name string
+		rows []prreport.Row
+		want history.StepOutcome
+	}{
+		{"slower by more than half of delta", []prreport.Row{row(nullband.Slower, 1.08, 1.03, 1.12)}, history.StepSlower},
+		{"slower by less than half of delta", []prreport.Row{row(nullband.Slower, 1.03, 1.01, 1.05)}, history.StepNotSlower},
+		{"equivalent", []prreport.Row{row(nullband.Equivalent, 1.0, 0.97, 1.03)}, history.StepNotSlower},
+		// Regression: an undecided row whose interval already excludes a
+		// -delta slowdown ended searches that had their answer.
+		{"undecided, delta excluded", []prreport.Row{row(nullband.Undecided, 0.96, 0.88, 1.04)}, history.StepNotSlower},
+		{"undecided, delta possible", []prreport.Row{row(nullband.Undecided, 1.02, 0.95, 1.15)}, history.StepUndecided},
+		{"one slower row decides", []prreport.Row{row(nullband.Undecided, 1.02, 0.95, 1.15), row(nullband.Slower, 1.2, 1.1, 1.3)}, history.StepSlower},
+	}
+	for _, c := range cases {
+		got := classifyRows(c.rows, 0.10, 7)
+		assert.Equal(t, c.want, got.Outcome, c.name)
+		assert.Equal(t, 7, got.Rounds)
+		assert.Contains(t, got.Detail, "Work-2 sec/op: ")
+	}
+}
+
+// TestHistoryDetectConfirmBisects stores a history of a synthetic
+// repository's commits whose values step up at commit 8 and checks that
+// -confirm bisects the change point's range with real builds and runs
+// (one commit in the range: one comparison).
+func TestHistoryDetectConfirmBisects(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs test binaries")
+	}
+	dir := t.TempDir()
+	repo := filepath.Join(dir, "repo")
+	script, err := filepath.Abs("../../scripts/bisect-fixture.sh")
+	require.NoError(t, err)
+	out, err := exec.Command("bash", script, repo, "11", "8", "40").Output()
+	require.NoError(t, err)
+	commits := strings.Fields(string(out))
+	require.Len(t, commits, 12)
+	runs := filepath.Join(dir, "runs")
+	require.NoError(t, os.MkdirAll(runs, 0o755))
+	rng := rand.New(rand.NewPCG(3, 4))
+	t0 := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	for i, c := range commits {
+		var b strings.Builder
+		fmt.Fprintf(&b, "commit: %s\ncommit-date: %s\nhost: ci-1\n", c, t0.Add(time.Duration(i)*time.Hour).Format(time.RFC3339))
+		level := 250000.0
+		if i >= 8 {
+			level *= 1.4
+		}
+		for r := 0; r < 5; r++ {
+			fmt.Fprintf(&b, "BenchmarkWork-2 100 %.0f ns/op\n", level*math.Exp(0.01*rng.NormFloat64()))
+		}
+		require.NoError(t, os.WriteFile(filepath.Join(runs, fmt.Sprintf("r%02d.txt", i)), []byte(b.String()), 0o644))
+	}
+	db := filepath.Join(dir, "h.db")
+	code, _, errOut := histRun(t, "history", "add", "-db", db, runs)
+	require.Equal(t, 0, code, errOut)
+	code, stdout, errOut := histRun(t, "history", "detect", "-db", db, "-confirm", "-C", repo, "-benchtime", "50ms", "-bisect-unit", "cpu-sec/op",
+		"-delta", "10%", "-lock=false", "-max-rounds", "30", "-budget", "60s", ".")
+	require.Equal(t, 1, code, "exit 1: a bisect named a commit\n%s\n%s", stdout, errOut)
+	assert.Contains(t, stdout, "confirm Work-2 sec/op (+")
+	assert.Contains(t, stdout, "bisect: 1 commits after "+commits[7][:10])
+	assert.Contains(t, stdout, "first slower commit: "+commits[8]+" (#1 of 1)")
+}
