@@ -1,0 +1,229 @@
+package report
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gapbench/gapbench/nullband"
+)
+
+// Schema names the JSON format WriteJSON writes; its fields are listed in
+// docs/guide/json.md. A reader must refuse a schema it does not know: a
+// change that removes or redefines a field gets a new version.
+const Schema = "gapbench.report/v1"
+
+// Num is a float in JSON: a number, null for NaN (unknown), or the
+// strings "+Inf" and "-Inf" (unbounded), which encoding/json cannot write
+// as numbers.
+type Num float64
+
+// MarshalJSON writes n as a number, null or "±Inf".
+func (n Num) MarshalJSON() ([]byte, error) {
+	f := float64(n)
+	switch {
+	case math.IsNaN(f):
+		return []byte("null"), nil
+	case math.IsInf(f, 1):
+		return []byte(`"+Inf"`), nil
+	case math.IsInf(f, -1):
+		return []byte(`"-Inf"`), nil
+	}
+	return strconv.AppendFloat(nil, f, 'g', -1, 64), nil
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (n *Num) UnmarshalJSON(b []byte) error {
+	switch string(b) {
+	case "null":
+		*n = Num(math.NaN())
+		return nil
+	case `"+Inf"`:
+		*n = Num(math.Inf(1))
+		return nil
+	case `"-Inf"`:
+		*n = Num(math.Inf(-1))
+		return nil
+	}
+	f, err := strconv.ParseFloat(string(b), 64)
+	if err != nil {
+		return fmt.Errorf("report: %s: want a number, null, \"+Inf\" or \"-Inf\"", b)
+	}
+	*n = Num(f)
+	return nil
+}
+
+// Doc is a JSON report: what the command was, and every row.
+type Doc struct {
+	// Schema is the format's name and version, Schema.
+	Schema string `json:"schema"`
+	// Command is the route that judged: "compare", "interleave",
+	// "calibrate", "ort", "pr", "merge".
+	Command string `json:"command"`
+	// Created is when the report was written (RFC 3339, UTC).
+	Created string `json:"created"`
+	// Rows are the verdicts, in the order the text table prints them.
+	Rows []JSONRow `json:"rows"`
+}
+
+// JSONRow is a Row in JSON: its identity, the verdict's numbers with
+// their enumerated outcome and reasons, the rounds judged and benchstat's
+// view. Ratios are Arm/Base; below 1 means the arm is faster (or uses
+// less CPU, for a cpu- unit).
+type JSONRow struct {
+	Bench  string `json:"bench"`
+	Pkg    string `json:"pkg,omitempty"`
+	Arm    string `json:"arm"`
+	Base   string `json:"base"`
+	Unit   string `json:"unit"`
+	Kind   string `json:"kind"`
+	Weight Num    `json:"weight"`
+	Level  Num    `json:"level"`
+	Error  string `json:"error,omitempty"`
+
+	Outcome string   `json:"outcome"`
+	Reasons []string `json:"reasons"`
+
+	Ratio        Num `json:"ratio"`
+	Lo           Num `json:"lo"`
+	Hi           Num `json:"hi"`
+	Confidence   Num `json:"confidence"`
+	P            Num `json:"p"`
+	EqLo         Num `json:"eq_lo"`
+	EqHi         Num `json:"eq_hi"`
+	EqConfidence Num `json:"eq_confidence"`
+	Delta        Num `json:"delta"`
+
+	Null JSONNull `json:"null"`
+
+	MDE            Num `json:"mde"`
+	RoundsToDecide int `json:"rounds_to_decide"`
+	NeedRounds     int `json:"need_rounds"`
+	Used           int `json:"used"`
+	Quarantined    int `json:"quarantined"`
+	Given          int `json:"given"`
+	Looks          int `json:"looks"`
+	SpreadLimit    Num `json:"spread_limit"`
+
+	FamilySize  int `json:"family_size"`
+	FamilyAlpha Num `json:"family_alpha"`
+
+	Rounds    []JSONRound   `json:"rounds"`
+	Stalled   []int         `json:"stalled"`
+	Relieved  bool          `json:"relieved"`
+	Benchstat JSONBenchstat `json:"benchstat"`
+}
+
+// JSONNull is the null arm's check inside a row: A'/A with its interval.
+type JSONNull struct {
+	Ratio      Num `json:"ratio"`
+	Lo         Num `json:"lo"`
+	Hi         Num `json:"hi"`
+	P          Num `json:"p"`
+	Confidence Num `json:"confidence"`
+}
+
+// JSONRound is one round as the verdict saw it.
+type JSONRound struct {
+	Label       int    `json:"label"`
+	A           Num    `json:"a"`
+	B           Num    `json:"b"`
+	Null        Num    `json:"null"`
+	Ratio       Num    `json:"ratio"`
+	Spread      Num    `json:"spread"`
+	Quarantined bool   `json:"quarantined"`
+	Cause       string `json:"cause,omitempty"`
+}
+
+// JSONBenchstat is benchstat's view of every round of the row.
+type JSONBenchstat struct {
+	Base  Num `json:"base"`
+	Arm   Num `json:"arm"`
+	BaseN int `json:"base_n"`
+	ArmN  int `json:"arm_n"`
+	P     Num `json:"p"`
+	Alpha Num `json:"alpha"`
+}
+
+// ToJSON returns r as a JSONRow.
+func ToJSON(r Row) JSONRow {
+	v := r.Verdict
+	j := JSONRow{
+		Bench: r.Bench, Pkg: r.Pkg, Arm: r.Arm, Base: r.Base, Unit: r.Unit, Kind: r.Kind.String(),
+		Weight: Num(r.Weight), Level: Num(r.Level), Error: r.Err,
+		Outcome: v.Outcome.String(), Reasons: []string{},
+		Ratio: Num(v.Ratio), Lo: Num(v.Lo), Hi: Num(v.Hi), Confidence: Num(v.Confidence), P: Num(v.P),
+		EqLo: Num(v.EqLo), EqHi: Num(v.EqHi), EqConfidence: Num(v.EqConfidence), Delta: Num(v.Delta),
+		Null: JSONNull{Ratio: Num(v.NullRatio), Lo: Num(v.NullLo), Hi: Num(v.NullHi), P: Num(v.NullP), Confidence: Num(v.NullConfidence)},
+		MDE:  Num(v.MDE), RoundsToDecide: v.RoundsToDecide, NeedRounds: v.NeedRounds,
+		Used: v.Used, Quarantined: v.Quarantined, Given: v.Given, Looks: v.Looks, SpreadLimit: Num(v.SpreadLimit),
+		FamilySize: v.FamilySize, FamilyAlpha: Num(v.FamilyAlpha),
+		Rounds: []JSONRound{}, Stalled: []int{}, Relieved: r.Relieved,
+		Benchstat: JSONBenchstat{Base: Num(r.Benchstat.Base), Arm: Num(r.Benchstat.Arm), BaseN: r.Benchstat.BaseN,
+			ArmN: r.Benchstat.ArmN, P: Num(r.Benchstat.P), Alpha: Num(r.Benchstat.Alpha)},
+	}
+	for _, x := range v.Reasons {
+		j.Reasons = append(j.Reasons, x.String())
+	}
+	for _, x := range v.Rounds {
+		j.Rounds = append(j.Rounds, JSONRound{Label: x.Label, A: Num(x.A), B: Num(x.B), Null: Num(x.Null),
+			Ratio: Num(x.Ratio), Spread: Num(x.Spread), Quarantined: x.Quarantined, Cause: x.Cause.String()})
+	}
+	j.Stalled = append(j.Stalled, r.Stalled...)
+	return j
+}
+
+// WriteJSON writes rows as one JSON document of command's, indented, with
+// Created set from now.
+func WriteJSON(w io.Writer, command string, now time.Time, rows []Row) error {
+	d := Doc{Schema: Schema, Command: command, Created: now.UTC().Format(time.RFC3339), Rows: []JSONRow{}}
+	for _, r := range rows {
+		d.Rows = append(d.Rows, ToJSON(r))
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(d)
+}
+
+// ReadJSON reads a document WriteJSON wrote. A document of another schema
+// is refused, naming it.
+func ReadJSON(r io.Reader) (Doc, error) {
+	var d Doc
+	dec := json.NewDecoder(r)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&d); err != nil {
+		return Doc{}, fmt.Errorf("report: reading JSON: %w", err)
+	}
+	if d.Schema != Schema {
+		return Doc{}, fmt.Errorf("report: schema %q, want %q: read it with the gapbench version that wrote it", d.Schema, Schema)
+	}
+	if d.Rows == nil {
+		return Doc{}, errors.New("report: no rows field")
+	}
+	return d, nil
+}
+
+// The enumerations a JSONRow's strings come from, for a reader that
+// checks them: every Outcome, Reason and Cause identifier.
+var (
+	Outcomes = enumStrings(64, func(i int) string { return nullband.Outcome(i).String() })
+	Reasons  = enumStrings(64, func(i int) string { return nullband.Reason(i).String() })
+	Causes   = enumStrings(64, func(i int) string { return nullband.Cause(i).String() })
+)
+
+// enumStrings lists the known identifiers among f(0…n−1): those that are
+// not empty and not the "Type(N)" of an unknown value.
+func enumStrings(n int, f func(int) string) []string {
+	var out []string
+	for i := range n {
+		if s := f(i); s != "" && !strings.Contains(s, "(") {
+			out = append(out, s)
+		}
+	}
+	return out
+}

@@ -1,0 +1,135 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gapbench/gapbench/nullband"
+)
+
+func sampleRows(t *testing.T) []Row {
+	t.Helper()
+	s := nullband.Samples{
+		Base:      []float64{100, 101, 99, 100, 102, 98, 100, 101},
+		Candidate: []float64{105, 106, 104, 105, 107, 103, 105, 106},
+		Null:      []float64{100, 100, 100, 101, 101, 99, 100, 100},
+	}
+	v, err := nullband.Judge(s, nullband.Options{})
+	require.NoError(t, err)
+	few, err := nullband.Judge(nullband.Samples{Base: []float64{1, 2}, Candidate: []float64{1, math.NaN()}}, nullband.Options{})
+	require.NoError(t, err)
+	return []Row{
+		{Bench: "Step-2", Arm: "b", Base: "a", Unit: "sec/op", Weight: 2, Level: 0.975, Verdict: v,
+			Benchstat: Benchstat{Base: 100, Arm: 105, BaseN: 8, ArmN: 8, P: 0.001, Alpha: 0.05}, Stalled: []int{3}},
+		{Bench: "Step-2", Arm: "null", Base: "a", Unit: "cpu-sec/op", Kind: NullCheck, Weight: 1, Level: 0.95, Verdict: few,
+			Benchstat: Benchstat{Base: math.NaN(), Arm: math.NaN(), P: math.NaN(), Alpha: 0.05}, Relieved: true},
+		{Bench: "Broken", Pkg: "example.com/m", Arm: "b", Base: "a", Unit: "sec/op", Err: "no values at the base"},
+	}
+}
+
+// Written, read and written again, a report is the same bytes, and the
+// numbers come back, NaN and infinities included.
+func TestJSONRoundTrip(t *testing.T) {
+	rows := sampleRows(t)
+	now := time.Date(2026, 12, 1, 20, 0, 0, 0, time.UTC)
+	var a bytes.Buffer
+	require.NoError(t, WriteJSON(&a, "interleave", now, rows))
+	d, err := ReadJSON(bytes.NewReader(a.Bytes()))
+	require.NoError(t, err)
+	assert.Equal(t, Schema, d.Schema)
+	assert.Equal(t, "interleave", d.Command)
+	assert.Equal(t, "2026-12-01T20:00:00Z", d.Created)
+	require.Len(t, d.Rows, 3)
+
+	r := d.Rows[0]
+	v := rows[0].Verdict
+	assert.Equal(t, "slower", r.Outcome)
+	assert.Equal(t, v.Ratio, float64(r.Ratio))
+	assert.Equal(t, v.Lo, float64(r.Lo))
+	assert.Equal(t, v.Used, r.Used)
+	assert.Len(t, r.Rounds, 8)
+	assert.Equal(t, []int{3}, r.Stalled)
+	assert.Equal(t, "candidate", r.Kind)
+
+	n := d.Rows[1]
+	assert.Equal(t, "null-check", n.Kind)
+	assert.True(t, math.IsNaN(float64(n.Benchstat.Base)))
+	assert.True(t, math.IsInf(float64(n.MDE), 1), "MDE %v", n.MDE)
+	assert.Contains(t, n.Reasons, "too-few-rounds")
+	assert.Equal(t, "missing", n.Rounds[1].Cause)
+	assert.Equal(t, "no values at the base", d.Rows[2].Error)
+
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetIndent("", "  ")
+	require.NoError(t, enc.Encode(d))
+	assert.Equal(t, a.String(), b.String())
+	assert.Contains(t, a.String(), `"mde": "+Inf"`)
+	assert.Contains(t, a.String(), `"base": null`)
+}
+
+func TestReadJSONRefuses(t *testing.T) {
+	_, err := ReadJSON(strings.NewReader(`{"schema":"gapbench.report/v9","rows":[]}`))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `schema "gapbench.report/v9", want "gapbench.report/v1"`)
+	_, err = ReadJSON(strings.NewReader(`{"schema":"gapbench.report/v1","rows":[],"surprise":1}`))
+	assert.Error(t, err)
+	var n Num
+	assert.Error(t, n.UnmarshalJSON([]byte(`"NaN"`)))
+}
+
+func TestEnumerations(t *testing.T) {
+	assert.Equal(t, []string{"undecided", "faster", "slower", "equivalent"}, Outcomes)
+	assert.Contains(t, Reasons, "straddles")
+	assert.Contains(t, Causes, "contended")
+}
+
+// Every JSON field is in the schema's documentation, and the
+// documentation names no field the writer lacks.
+func TestJSONSchemaDocumented(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/guide/json.md")
+	require.NoError(t, err)
+	documented := map[string]bool{}
+	for _, m := range regexp.MustCompile("(?m)^\\| `([a-z_.]+)` \\|").FindAllStringSubmatch(string(doc), -1) {
+		documented[m[1]] = true
+	}
+	var a bytes.Buffer
+	require.NoError(t, WriteJSON(&a, "compare", time.Now(), sampleRows(t)))
+	var generic map[string]any
+	require.NoError(t, json.Unmarshal(a.Bytes(), &generic))
+	written := map[string]bool{}
+	var walk func(prefix string, v any)
+	walk = func(prefix string, v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			for k, e := range x {
+				name := k
+				if prefix != "" {
+					name = prefix + "." + k
+				}
+				written[name] = true
+				walk(name, e)
+			}
+		case []any:
+			for _, e := range x {
+				walk(prefix, e)
+			}
+		}
+	}
+	walk("", generic)
+	for k := range written {
+		assert.True(t, documented[k], "field %s is not in docs/guide/json.md", k)
+	}
+	for k := range documented {
+		assert.True(t, written[k], "docs/guide/json.md names %s, which the writer does not write", k)
+	}
+}
