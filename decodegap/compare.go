@@ -125,6 +125,9 @@ func Compare(b *testing.B, cfg CompareConfig, arms ...Arm) {
 	}
 	c.replay(b)
 	writeSummary(summaryOut, c.bench, c.summary())
+	if err := c.writeJSON(); err != nil {
+		b.Errorf("decodegap.Compare: %v", err)
+	}
 }
 
 // comparison is one call of Compare: its arms, block size and plan, and the
@@ -218,7 +221,12 @@ func (c *comparison) round(pi, r int) error {
 		}
 		c.res[pi][a] = append(c.res[pi][a], res)
 		c.done++
-		c.progress(pi, r, a, c.done, blocks)
+		if verboseProgress() {
+			c.progress(pi, r, a, c.done, blocks)
+		}
+	}
+	if !verboseProgress() {
+		c.roundProgress(pi, r, c.done, blocks)
 	}
 	c.nullRatios(pi, r)
 	return nil
@@ -240,6 +248,25 @@ func (c *comparison) progress(pi, r, a, done, blocks int) {
 	fmt.Fprintf(progressOut, "decodegap.Compare: %s: round %d/%d, GOMAXPROCS %d, arm %q: step p50 %s, gap %s; elapsed %s, ETA %s\n",
 		c.bench, r+1, c.plan.count, c.plan.procs[pi], c.arms[a].Name, fmtNs(res.lat.p50), fmtNs(res.gap.mean),
 		durfmt.Elapsed(el), durfmt.Elapsed(eta))
+}
+
+// verboseProgress reports whether progress goes one line a block (-v), or
+// one line a round.
+var verboseProgress = testing.Verbose
+
+// roundProgress writes one line after round r: every arm's median step and
+// the time elapsed and left.
+func (c *comparison) roundProgress(pi, r, done, blocks int) {
+	el := time.Since(c.start)
+	eta := time.Duration(float64(el) / float64(done) * float64(blocks-done))
+	var arms []string
+	for a := range c.arms {
+		if r < len(c.res[pi][a]) {
+			arms = append(arms, fmt.Sprintf("%s %s", c.arms[a].Name, fmtNs(c.res[pi][a][r].lat.p50)))
+		}
+	}
+	fmt.Fprintf(progressOut, "decodegap.Compare: %s: round %d/%d, GOMAXPROCS %d: step p50 %s; elapsed %s, ETA %s (-v: a line per block)\n",
+		c.bench, r+1, c.plan.count, c.plan.procs[pi], strings.Join(arms, ", "), durfmt.Elapsed(el), durfmt.Elapsed(eta))
 }
 
 // nullRatios sets the null arm's ratio to the first arm in round r.

@@ -177,7 +177,7 @@ func TestCompareInterleavesArmsAndReportsEachRound(t *testing.T) {
 // Compare is held inside round 2: both blocks of round 1 have reported
 // their progress line, and the child is still running.
 func TestCompareProgressAppearsWhileRunning(t *testing.T) {
-	cmd := testutil.Command([]string{childEnv + "=compare-wait"}, "-test.run=^$", "-test.bench=^BenchmarkChild$", "-test.benchtime=16x", "-test.count=3")
+	cmd := testutil.Command([]string{childEnv + "=compare-wait"}, "-test.run=^$", "-test.bench=^BenchmarkChild$", "-test.benchtime=16x", "-test.count=3", "-test.v")
 	stdin, err := cmd.StdinPipe()
 	require.NoError(t, err)
 	stderr, err := cmd.StderrPipe()

@@ -283,6 +283,12 @@ type CompareConfig struct {
 	// (the first round always runs). Stopping for the budget costs power,
 	// never false alarms. (Budget, above, is the CPU confinement.)
 	TimeBudget time.Duration
+	// JSON, when set, names a folder Compare writes its verdict rows to as
+	// JSON (schema gapbench.report/v1, docs/guide/json.md): one file per
+	// benchmark, named from its name ("BenchmarkSpin-2.json", with "/"
+	// as "_"). Empty takes the folder from the GAPBENCH_JSON environment
+	// variable; neither writes none.
+	JSON string
 }
 
 // settings are what Run and Compare share, taken from their configs, with

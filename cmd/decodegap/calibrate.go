@@ -71,6 +71,8 @@ func runCalibrate(args []string, stdout, stderr io.Writer) int {
 	bench := fs.String("bench", ".", "benchmark `regexp`, passed as -test.bench")
 	benchtime := fs.String("benchtime", "", "passed as -test.benchtime when set (e.g. 2000x)")
 	units := fs.String("unit", judge.DefaultUnitList, "comma-separated `units` to calibrate, those present")
+	jsonPath := new(string)
+	addJSONFlag(fs, jsonPath)
 	lock := fs.Bool("lock", true, "hold the host lock while running (see 'decodegap lock')")
 	lockPath := fs.String("lock-path", hostmon.DefaultLockPath(), "host lock `file`")
 	screen := fs.Bool("screen", true, "screen the host over each run (the screen: line of -o)")
@@ -153,7 +155,7 @@ func runCalibrate(args []string, stdout, stderr io.Writer) int {
 		return status
 	}
 	unitList := splitUnits(*units)
-	rows, err := calibrateRows(buf.Bytes(), unitList)
+	rows, judged, err := calibrateRows(buf.Bytes(), unitList)
 	if err != nil {
 		fmt.Fprintf(stderr, "decodegap calibrate: %v\n", err)
 		if status == 130 {
@@ -162,6 +164,12 @@ func runCalibrate(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	writeCalibration(stdout, rows, loadAverage())
+	if *jsonPath != "" {
+		if err := writeJSONRows(*jsonPath, "calibrate", judged); err != nil {
+			fmt.Fprintf(stderr, "decodegap calibrate: %v\n", err)
+			return 1
+		}
+	}
 	return status
 }
 
@@ -224,7 +232,7 @@ func calibratePolicy(units []string) judge.Policy {
 // calibrateRows judges the A/A output: a2 against a, with the null arm,
 // and the MDE at each of calibrateRounds, on the rounds as a comparison's
 // verdict sees them (the screen's contended marks included).
-func calibrateRows(data []byte, units []string) ([]calibration, error) {
+func calibrateRows(data []byte, units []string) ([]calibration, []report.Row, error) {
 	rd := benchfmt.NewReader(bytes.NewReader(data), "calibrate")
 	var results []*benchfmt.Result
 	for rd.Scan() {
@@ -233,14 +241,14 @@ func calibrateRows(data []byte, units []string) ([]calibration, error) {
 		}
 	}
 	if err := rd.Err(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	rows, t, err := interleave.Judge(results, calibratePolicy(units))
 	if errors.Is(err, judge.ErrNothingToJudge) {
-		return nil, fmt.Errorf("the runs printed no %s values: choose -unit from the units the benchmark reports", strings.Join(units, ", "))
+		return nil, nil, fmt.Errorf("the runs printed no %s values: choose -unit from the units the benchmark reports", strings.Join(units, ", "))
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	checks := map[[2]string]nullband.Verdict{}
 	for _, r := range rows {
@@ -254,7 +262,7 @@ func calibrateRows(data []byte, units []string) ([]calibration, error) {
 			continue
 		}
 		if r.Err != "" {
-			return nil, errors.New(r.Err)
+			return nil, nil, errors.New(r.Err)
 		}
 		smp := t.Samples(r.Bench, r.Unit, "a", "a2", "null")
 		row := calibration{benchmark: r.Bench, unit: r.Unit, used: r.Verdict.Used, quarantined: r.Verdict.Quarantined,
@@ -264,7 +272,7 @@ func calibrateRows(data []byte, units []string) ([]calibration, error) {
 		}
 		out = append(out, row)
 	}
-	return out, nil
+	return out, rows, nil
 }
 
 // metricName is the short name of a tidied unit in the summary line.

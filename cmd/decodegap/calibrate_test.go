@@ -44,7 +44,7 @@ func aaFile(rounds int, contended map[int]bool) ([]byte, [3][]float64) {
 func TestCalibrateRows(t *testing.T) {
 	data, vals := aaFile(12, map[int]bool{3: true})
 	want := samplesAA(t, data)
-	rows, err := calibrateRows(data, []string{"sec/op", "p50-sec/op"})
+	rows, _, err := calibrateRows(data, []string{"sec/op", "p50-sec/op"})
 	require.NoError(t, err)
 	require.Len(t, rows, 2)
 	mean, p50 := rows[0], rows[1]
@@ -93,7 +93,7 @@ func samplesAA(t *testing.T, data []byte) nullband.Samples {
 func TestCalibrateJudgesAsInterleave(t *testing.T) {
 	data, _ := aaFile(12, map[int]bool{3: true, 7: true})
 	units := []string{"sec/op", "p50-sec/op"}
-	rows, err := calibrateRows(data, units)
+	rows, _, err := calibrateRows(data, units)
 	require.NoError(t, err)
 	want, _, err := interleave.Judge(testutil.ResultsString(t, string(data)), calibratePolicy(units))
 	require.NoError(t, err)
@@ -107,7 +107,7 @@ func TestCalibrateJudgesAsInterleave(t *testing.T) {
 
 func TestCalibrateTooFewRounds(t *testing.T) {
 	data, _ := aaFile(3, nil)
-	rows, err := calibrateRows(data, []string{"sec/op"})
+	rows, _, err := calibrateRows(data, []string{"sec/op"})
 	require.NoError(t, err)
 	require.Len(t, rows, 1)
 	for i := range calibrateRounds {
@@ -121,7 +121,7 @@ func TestCalibrateTooFewRounds(t *testing.T) {
 
 func TestCalibrateNoSuchUnit(t *testing.T) {
 	data, _ := aaFile(6, nil)
-	_, err := calibrateRows(data, []string{"B/op"})
+	_, _, err := calibrateRows(data, []string{"B/op"})
 	assert.ErrorContains(t, err, "no B/op values")
 }
 
@@ -143,8 +143,9 @@ func TestCalibrateRealRun(t *testing.T) {
 	dir := t.TempDir()
 	var stdout, stderr bytes.Buffer
 	code := dispatch([]string{"calibrate", "-rounds", "6", "-seed", "3", "-benchtime", "200x",
-		"-lock-path", filepath.Join(dir, "lock"), "-o", filepath.Join(dir, "aa.txt"), bin}, &stdout, &stderr)
+		"-lock-path", filepath.Join(dir, "lock"), "-o", filepath.Join(dir, "aa.txt"), "-json", filepath.Join(dir, "aa.json"), bin}, &stdout, &stderr)
 	require.Equal(t, 0, code, "stderr:\n%s", stderr.String())
+	assert.Positive(t, rowsByKind(readJSONReport(t, filepath.Join(dir, "aa.json"), "calibrate"))["candidate a2"])
 	assert.Contains(t, stderr.String(), "decodegap calibrate: 18 runs (a, a2 and null × 6 rounds, seed 3)")
 	res := testutil.ResultsFile(t, filepath.Join(dir, "aa.txt"))
 	assert.Len(t, res, 18, "3 processes × 6 rounds")

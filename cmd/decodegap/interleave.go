@@ -91,6 +91,9 @@ type interleaveFlags struct {
 	untilDecided bool
 	maxRounds    int
 	delta        float64
+	// json is -json: the verdict rows as JSON, when set; command names
+	// the route in it ("interleave", "ort").
+	json, command string
 }
 
 // options returns the verdict's options for these flags.
@@ -144,6 +147,8 @@ func runInterleave(args []string, stdout, stderr io.Writer) int {
 	fs.DurationVar(&f.timeout, "run-timeout", 10*time.Minute, "stop a run still going after `duration` and count it lost; 0 means no limit (the flag every command that runs benchmarks shares)")
 	fs.DurationVar(&f.timeout, "timeout", 10*time.Minute, "the old name of -run-timeout")
 	fs.IntVar(&f.maxFailed, "max-failed", 3, "stop the rounds after more than `n` lost runs (crashed, timed out, no or malformed results)")
+	addJSONFlag(fs, &f.json)
+	f.command = "interleave"
 	fs.StringVar(&f.plot, "plot", "", "also draw each verdict to `file` (.svg or .png): per-round ratios, the null band, the CI; with several verdicts, the candidate and unit are added to the name")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -437,6 +442,11 @@ func judgeFile(f interleaveFlags, arms []string, stdout io.Writer) error {
 	}
 	if err := writeTable(stdout, rows, base, f.null, f.roundsFlag()); err != nil {
 		return err
+	}
+	if f.json != "" {
+		if err := writeJSONRows(f.json, f.command, rows); err != nil {
+			return err
+		}
 	}
 	if f.plot != "" {
 		paths := plotPaths(f.plot, rows)

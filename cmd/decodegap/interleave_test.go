@@ -34,9 +34,12 @@ func TestInterleaveRealRun(t *testing.T) {
 	out := filepath.Join(dir, "out.txt")
 	var stdout, stderr bytes.Buffer
 	code := dispatch([]string{"interleave", "-rounds", "6", "-seed", "7", "-benchtime", "200x", "-o", out,
-		"-lock-path", filepath.Join(dir, "lock"), "-plot", filepath.Join(dir, "verdict.svg"),
+		"-lock-path", filepath.Join(dir, "lock"), "-plot", filepath.Join(dir, "verdict.svg"), "-json", filepath.Join(dir, "v.json"),
 		"old=" + examplePkg, "new=" + examplePkg + " -work=110"}, &stdout, &stderr)
 	require.Equal(t, 0, code, "stderr:\n%s", stderr.String())
+	kinds := rowsByKind(readJSONReport(t, filepath.Join(dir, "v.json"), "interleave"))
+	assert.Positive(t, kinds["candidate new"])
+	assert.Positive(t, kinds["null-check null"])
 
 	// -plot: one picture per judged unit, named after the candidate and unit.
 	for _, name := range []string{"verdict-new-sec_op.svg", "verdict-new-p50-sec_op.svg"} {

@@ -44,6 +44,7 @@ type mergeFlags struct {
 	delta  judge.Delta
 	units  string
 	md     string
+	json   string
 	failOn string
 }
 
@@ -54,7 +55,8 @@ func parseMergeFlags(args []string, stderr io.Writer) (f mergeFlags, files []str
 	f.delta = 0.02
 	fs.Float64Var(&f.alpha, "alpha", 0.05, "family-wise error `rate` of the faster/slower calls across all rows (Holm), and of the runners' null-arm check")
 	fs.Var(&f.delta, "delta", "equivalence `margin`: equivalent means within ±margin")
-	fs.StringVar(&f.units, "unit", "sec/op,cpu-sec/op,p50-sec/op", "comma-separated `units` to judge (as decodegap pr -unit)")
+	fs.StringVar(&f.units, "unit", judge.DefaultUnitList, "comma-separated `units` to judge (as decodegap pr -unit)")
+	addJSONFlag(fs, &f.json)
 	fs.StringVar(&f.md, "md", "", "also write the report as Markdown to `file` (for a pull-request comment)")
 	fs.StringVar(&f.failOn, "fail-on", "", "exit 1 when a row is decided slower by more than this, e.g. 'slower>3%' (undecided rows never fail)")
 	if err := fs.Parse(args); err != nil {
@@ -116,6 +118,11 @@ func runMerge(args []string, stdout, stderr io.Writer) int {
 	failOn, _ := prreport.ParseFailOn(f.failOn)
 	if err := prreport.WriteText(stdout, rep, failOn); err != nil {
 		return fail("%v", err)
+	}
+	if f.json != "" {
+		if err := writeJSONRows(f.json, "merge", rep.Rows); err != nil {
+			return fail("%v", err)
+		}
 	}
 	fmt.Fprintf(stdout, "\nbenchstat: go tool benchstat -col 'arm@(base head null)' -ignore round,screen,%s %s\n",
 		strings.Join(prreport.ShardKeys, ","), strings.Join(names, " "))

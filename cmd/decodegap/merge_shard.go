@@ -35,8 +35,8 @@ func (s *shardFlags) check(f prFlags) string {
 		return "-run-id needs -shard i/n"
 	case strings.ContainsAny(s.runID, " \t\n"):
 		return fmt.Sprintf("-run-id %q: want one word (no spaces)", s.runID)
-	case s.shard.Sharded() && (f.md != "" || f.failOn != ""):
-		return "-md and -fail-on apply to the merged report with -shard: give them to decodegap merge"
+	case s.shard.Sharded() && (f.md != "" || f.failOn != "" || f.json != ""):
+		return "-md, -json and -fail-on apply to the merged report with -shard: give them to decodegap merge"
 	case s.shard.Sharded() && f.minRounds != 0:
 		return fmt.Sprintf("-min-rounds %d has no effect with -shard: a shard runs its share of -max-rounds in full", f.minRounds)
 	case s.shard.Sharded() && s.shard.Rounds(f.maxRounds) == 0:

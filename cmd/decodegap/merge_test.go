@@ -79,13 +79,13 @@ type ghStep struct {
 }
 
 // TestShardWorkflowDoc parses the GitHub Actions workflow of
-// docs/ci-workflow-shards.md: a matrix job whose every shard runs a
+// docs/guide/ci-workflow-shards.md: a matrix job whose every shard runs a
 // decodegap pr command line this command accepts, with its own share and
 // one run ID, uploads the file it writes; and a merge job that runs after
 // all of them (also when one failed), downloads those files, merges them
 // with a command line merge accepts, and posts the report.
 func TestShardWorkflowDoc(t *testing.T) {
-	blocks := yamlBlocks(t, "../../docs/ci-workflow-shards.md")
+	blocks := yamlBlocks(t, "../../docs/guide/ci-workflow-shards.md")
 	require.Len(t, blocks, 2, "a GitHub Actions workflow and a GitLab CI file")
 	var wf struct {
 		On          map[string]any    `yaml:"on"`
@@ -192,11 +192,11 @@ func TestShardWorkflowDoc(t *testing.T) {
 }
 
 // TestShardGitLabDoc parses the GitLab CI file of
-// docs/ci-workflow-shards.md: N parallel copies, each a decodegap pr
+// docs/guide/ci-workflow-shards.md: N parallel copies, each a decodegap pr
 // command line accepted with -shard CI_NODE_INDEX/CI_NODE_TOTAL, whose
 // files the report job collects and merges.
 func TestShardGitLabDoc(t *testing.T) {
-	blocks := yamlBlocks(t, "../../docs/ci-workflow-shards.md")
+	blocks := yamlBlocks(t, "../../docs/guide/ci-workflow-shards.md")
 	require.Len(t, blocks, 2)
 	type job struct {
 		Stage     string            `yaml:"stage"`
@@ -354,8 +354,9 @@ func TestPRShardsMergeReal(t *testing.T) {
 		assert.Contains(t, logs[i].String(), "confined to "+hostmon.NewCPUSet(cpus[i]).Words())
 	}
 	var stdout, stderr bytes.Buffer
-	code := dispatch([]string{"merge", "-unit", "sec/op,cpu-sec/op", "-fail-on", "slower>3%",
+	code := dispatch([]string{"merge", "-unit", "sec/op,cpu-sec/op", "-fail-on", "slower>3%", "-json", filepath.Join(dir, "m.json"),
 		filepath.Join(dir, "s2.txt"), filepath.Join(dir, "s1.txt")}, &stdout, &stderr)
+	assert.Positive(t, rowsByKind(readJSONReport(t, filepath.Join(dir, "m.json"), "merge"))["candidate head"])
 	t.Logf("merge:\n%s\n%s", stdout.String(), stderr.String())
 	assert.Equal(t, 1, code, "the tripled benchmark fails the check")
 	out := stdout.String()

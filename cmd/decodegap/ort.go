@@ -68,7 +68,7 @@ every probe -benchtime steps (p99 needs ≥ 299 for a 95% bound):
 Results go to -o as Go benchmark format (arm:, round:, screen: lines), the
 child processes' logs (steady state, thread census) to -o's name + .log; the
 verdict table and the benchstat command lines are printed at the end.
-The mapping of onnxruntime_perf_test's and llama-bench's flags is in docs/ort.md.
+The mapping of onnxruntime_perf_test's and llama-bench's flags is in docs/guide/ort.md.
 
 Each block is its own process group. A block still going after -run-timeout
 is stopped; a block that crashes, times out or prints no or malformed results
@@ -131,6 +131,8 @@ type ortFlags struct {
 	decode     decodeFlags
 	// run is -run-timeout and -max-failed.
 	run runFlags
+	// json is -json.
+	json string
 }
 
 // ortChild is what a child process runs: one arm's block. The parent
@@ -380,6 +382,7 @@ func (f *ortFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.search, "search", false, "with -slo: instead of rounds, search each arm's highest arrival rate per session that meets the objective (open loop, from 1/-gap, bracketing then bisecting; one process per arm, every probe -benchtime steps, all into -o)")
 	fs.Float64Var(&f.maxRate, "max-rate", 0, "with -search, the highest arrival `rate` per second probed (0: no cap)")
 	f.run.register(fs, "block")
+	addJSONFlag(fs, &f.json)
 	fs.BoolVar(&f.strict, "strict-fills", false, "refuse to run when a sample rate (sr) or another scalar input has no -input and would be zeros (ort.ModelConfig.StrictFills); without it they are warned about")
 	fs.IntVar(&f.decode.prefill, "prefill", 0, "with -decode: the prompt's `tokens` (llama-bench's -p; its -d is the prompt of the depth to decode at): one step of that sequence length where the model allows it, else one step a token; its time is the time to first token")
 	fs.IntVar(&f.decode.tokens, "decode", 0, "growing-context decode: `M` tokens a generation after the prefill (llama-bench's -n), each step's present.* fed back as past_key_values.* with no window and the gap before each token; a block holds whole generations (-benchtime Nx: ⌈N/M⌉ of them); 0 runs the windowed step (a KV cache of the -dims past length)")
@@ -483,7 +486,8 @@ func (f *ortFlags) runRounds(ctx context.Context, plan *interleave.Plan, iarms [
 	fmt.Fprintf(stderr, "decodegap ort: %d blocks (%d arms + null × %d rounds, seed %d) into %s; block logs in %s\n",
 		plan.Runs(), len(names)-1, f.rounds, f.seed, f.out, logPath)
 
-	jf := interleaveFlags{out: f.out, units: f.units, null: "null", delta: f.delta, untilDecided: f.until, maxRounds: f.maxRounds}
+	jf := interleaveFlags{out: f.out, units: f.units, null: "null", delta: f.delta, untilDecided: f.until, maxRounds: f.maxRounds,
+		json: f.json, command: "ort"}
 	var written []*benchfmt.Result // every result written, for -until-decided
 	decidedAt := 0
 	runner := &interleave.Runner{Plan: plan, Out: file, Progress: stderr,

@@ -202,11 +202,12 @@ func TestORTRunsVAD(t *testing.T) {
 	cmd := exec.Command(bin, "ort", "-lock=false", "-screen=false", "-rounds", "2", "-benchtime", "64x", "-warmup", "4",
 		"-seed", "7", "-gap", "100us", "-parity", "8",
 		"-shape", "input=1x512", "-shape", "state=2x1x128", "-input", "sr=16000", "-input", "input=file:"+writeClip(t, 8),
-		"-arm", "intra=1", "-arm", "two:intra=2,spin=off", "-o", out, parts.Model)
+		"-arm", "intra=1", "-arm", "two:intra=2,spin=off", "-o", out, "-json", out+".json", parts.Model)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	require.NoError(t, cmd.Run(), "stderr:\n%s", stderr.String())
 
+	assert.Positive(t, rowsByKind(readJSONReport(t, out+".json", "ort"))["candidate two"])
 	assert.Contains(t, stderr.String(), "decodegap ort: parity: arm two agrees with intra1 over 8 steps")
 	assert.Contains(t, stderr.String(), "decodegap ort: 6 blocks (2 arms + null × 2 rounds, seed 7) into "+out)
 	assert.Contains(t, stdout.String(), "== the first block of each arm: steady state and thread census (every block's log: "+out+".log)\n")

@@ -84,6 +84,7 @@ type prFlags struct {
 	bench      string
 	units      string
 	out, md    string
+	json       string // -json
 	failOn     string
 	seed       uint64
 	lock       bool
@@ -113,6 +114,7 @@ func parsePRFlags(args []string, stderr io.Writer) (f prFlags, pkgs []string, st
 	fs.StringVar(&f.units, "unit", judge.DefaultUnitList, "comma-separated `units` to judge, those a benchmark reports (ns/op is sec/op; cpu-sec/op is decodegap.Run's cpu-ns/op, else the run's process CPU time per op; p50-sec/op is decodegap.Run's median step)")
 	fs.StringVar(&f.out, "o", "", "benchmark output `file` (must not exist); default pr-YYYYMMDD-HHMMSS.txt")
 	fs.StringVar(&f.md, "md", "", "also write the report as Markdown to `file` (for a pull-request comment)")
+	addJSONFlag(fs, &f.json)
 	fs.StringVar(&f.failOn, "fail-on", "", "exit 1 when a row is decided slower by more than this, e.g. 'slower>3%' (undecided rows never fail)")
 	fs.Uint64Var(&f.seed, "seed", 0, "`seed` of the run orders; 0 draws one (it is written to -o)")
 	fs.BoolVar(&f.lock, "lock", true, "hold the host lock while running (see 'decodegap lock')")
@@ -270,6 +272,11 @@ func runPR(args []string, stdout, stderr io.Writer) int {
 	}
 	if err := prreport.WriteText(stdout, rep, failOn); err != nil {
 		return fail("%v", err)
+	}
+	if f.json != "" {
+		if err := writeJSONRows(f.json, "pr", rep.Rows); err != nil {
+			return fail("%v", err)
+		}
 	}
 	fmt.Fprintf(stdout, "\nbenchstat: go tool benchstat -col 'arm@(base head null)' -ignore round,screen %s\n", f.out)
 	if f.md != "" {

@@ -60,14 +60,14 @@ func shellWords(t *testing.T, s string) []string {
 	return words
 }
 
-// TestCIWorkflowDoc parses the workflow in docs/ci-workflow.md and checks
+// TestCIWorkflowDoc parses the workflow in docs/guide/ci-workflow.md and checks
 // that it runs on pull requests, can see the base revision and comment,
 // and that its decodegap pr command line is one this command accepts.
 func TestCIWorkflowDoc(t *testing.T) {
-	doc, err := os.ReadFile("../../docs/ci-workflow.md")
+	doc, err := os.ReadFile("../../docs/guide/ci-workflow.md")
 	require.NoError(t, err)
 	_, rest, ok := strings.Cut(string(doc), "```yaml\n")
-	require.True(t, ok, "docs/ci-workflow.md has no ```yaml block")
+	require.True(t, ok, "docs/guide/ci-workflow.md has no ```yaml block")
 	block, _, ok := strings.Cut(rest, "```")
 	require.True(t, ok, "the yaml block is not closed")
 
@@ -227,7 +227,7 @@ func TestPRRealRun(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	code := dispatch([]string{"pr", "-base", "HEAD~1", "-head", "HEAD", "-budget", "90s", "-max-rounds", "12",
 		"-benchtime", "20ms", "-unit", "sec/op,cpu-sec/op", "-o", out, "-md", md, "-lock-path", filepath.Join(t.TempDir(), "lock"),
-		"-fail-on", "slower>3%", "-screen=false", "./..."}, &stdout, &stderr)
+		"-fail-on", "slower>3%", "-screen=false", "-json", out + ".json", "./..."}, &stdout, &stderr)
 	t.Logf("stdout:\n%s\nstderr:\n%s", stdout.String(), stderr.String())
 	assert.Equal(t, 1, code, "the tripled benchmark fails the check")
 	assert.Contains(t, stdout.String(), "slower by")
@@ -239,6 +239,7 @@ func TestPRRealRun(t *testing.T) {
 	assert.Contains(t, stderr.String(), "base: go test -c example.com/fix")
 	assert.Regexp(t, `fix BenchmarkTriple round \d+: `, stderr.String())
 
+	assert.Positive(t, rowsByKind(readJSONReport(t, out+".json", "pr"))["candidate head"])
 	m, err := os.ReadFile(md)
 	require.NoError(t, err)
 	assert.Regexp(t, `^### Benchmarks: \d+ slower`, string(m))

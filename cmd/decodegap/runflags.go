@@ -3,10 +3,13 @@ package main
 import (
 	"flag"
 	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"time"
 
+	"github.com/gapbench/gapbench/internal/report"
 	"github.com/gapbench/gapbench/internal/runner"
 )
 
@@ -71,6 +74,37 @@ func checkUnits(units string) error {
 		if strings.TrimSpace(u) == "" {
 			return fmt.Errorf("-unit %q: an empty unit; give comma-separated units, e.g. sec/op,p50-sec/op", units)
 		}
+	}
+	return nil
+}
+
+// addJSONFlag adds -json to fs: the verdict rows as JSON (internal/report's
+// schema, docs/guide/json.md) written to *path when it is set.
+func addJSONFlag(fs *flag.FlagSet, path *string) {
+	fs.StringVar(path, "json", "", "also write the verdict rows as JSON to `file` (schema "+report.Schema+", docs/guide/json.md)")
+}
+
+// writeJSONRows writes rows as command's JSON report to path: a new file
+// beside path renamed over it, so that a reader never sees half a report
+// and a planted symlink is replaced, not written through.
+func writeJSONRows(path, command string, rows []report.Row) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return fmt.Errorf("-json %s: %w", path, err)
+	}
+	err = report.WriteJSON(f, command, time.Now(), rows)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(f.Name(), 0o644)
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return fmt.Errorf("-json %s: %w", path, err)
 	}
 	return nil
 }

@@ -9,7 +9,7 @@
 // verdict rows of decodegap's verdict table where a file holds them. A
 // file is keyed by the SHA-256 of its bytes, so adding it again is a
 // no-op; one Add is one transaction, so a bad file leaves the store as it
-// was. The tables are in store.go (see docs/history.md).
+// was. The tables are in store.go (see docs/guide/history.md).
 //
 // # Detect
 //

@@ -32,7 +32,7 @@ type simModel struct {
 	HostLevel, HostSD              float64
 }
 
-// The models: per-run spreads from docs/history.md's measurement on this
+// The models: per-run spreads from docs/guide/history.md's measurement on this
 // host (a CPU-time-like quiet unit, 2%) and from
 // docs/ci-workflow-accuracy.md (cpu-sec/op straying 10–20% a round under
 // load 10–33: a loaded unit, 6% a run), and the sec/op spread measured
@@ -42,7 +42,7 @@ var simModels = []simModel{
 		HostAt: 140, HostLevel: 0.85, HostSD: 0.025},
 	{Name: "loaded", Commits: 200, Count: 5, SD: 0.06, NightAt: 60, NightLen: 12, NightSD: 0.2, NightBias: 0.06, NightSpike: 0.3,
 		HostAt: 140, HostLevel: 0.85, HostSD: 0.07},
-	// sec/op of single runs on this host at load 10–13 (docs/history.md:
+	// sec/op of single runs on this host at load 10–13 (docs/guide/history.md:
 	// BenchmarkJudge's 20 runs spread 0.4–0.7 in log sd).
 	{Name: "shared", Commits: 200, Count: 5, SD: 0.4, NightAt: 60, NightLen: 12, NightSD: 0.8, NightBias: 0.1, NightSpike: 0.3,
 		HostAt: 140, HostLevel: 0.85, HostSD: 0.45},
@@ -129,7 +129,7 @@ func abs(x int) int {
 
 // simTrials is the number of histories per cell: 25 in make test; set
 // GAPBENCH_HISTORY_SIM_TRIALS (e.g. 200) for the figures of
-// docs/history.md.
+// docs/guide/history.md.
 // The loaded model runs only then: it has no target, and make test
 // stays fast.
 func simTrials() (trials int, figures bool) {
