@@ -107,6 +107,12 @@ func usageORT(name, flag string, args ...string) probe {
 	return usage(name, flag, append(append(base, args...), "{model}")...)
 }
 
+// withCodes returns p allowing exit codes codes.
+func withCodes(p probe, codes ...int) probe {
+	p.codes = codes
+	return p
+}
+
 func probes() []probe {
 	fxArm := func(name string) string { return name + "={fx}" }
 	il := func(extra ...string) []string {
@@ -169,8 +175,9 @@ func probes() []probe {
 		{name: "calibrate lock through a planted symlink", item: "lock", setup: plant("lock"), args: []string{"calibrate", "-lock-path", "{dir}/lock", "-rounds", "4", "-benchtime", "40x", "-bench", "Probe", "{fx}"}, check: untouched, bound: 60 * time.Second},
 
 		// ort: flags and models it cannot run.
-		usageORT("ort -shape overflows", "-shape", "-shape", "input=1x9223372036854775807"),
-		usageORT("ort -shape zero", "-shape", "-shape", "input=0x512"),
+		// A shape is checked against the model: a refusal there is exit 1.
+		withCodes(usageORT("ort -shape overflows", "over the limit", "-shape", "input=1x9223372036854775807"), 1, 2),
+		withCodes(usageORT("ort -shape zero", "input", "-shape", "input=0x512"), 1, 2),
 		usageORT("ort -shape negative", "-shape", "-shape", "input=-1x512"),
 		usageORT("ort -shape garbage", "-shape", "-shape", "input=1xq"),
 		usageORT("ort -dims huge", "-dims", "-dims", "a=1e30"),
