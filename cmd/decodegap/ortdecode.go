@@ -330,9 +330,26 @@ func (f *ortFlags) preflight(cfg ort.ModelConfig, model string, arms []ortArm, t
 				return usageErr("%s: dynamic dimensions not set: %s; set them with -dims NAME=SIZE (INPUT@AXIS=SIZE for an unnamed one) or -shape INPUT=DxD (see -list)",
 					model, strings.Join(de.Missing, ", "))
 			}
-			fmt.Fprintf(stderr, "decodegap ort: %v\n", err)
+			fmt.Fprintf(stderr, "decodegap ort: %v%s\n", err, f.shapeHint())
 			return 1
 		}
 	}
 	return -1
+}
+
+// shapeHint names the -shape and -dims a failed first run used, for its
+// error: a size the model cannot take fails inside ONNX Runtime, in the
+// model's own words.
+func (f *ortFlags) shapeHint() string {
+	var given []string
+	for _, s := range f.shapes {
+		given = append(given, "-shape "+s)
+	}
+	for _, d := range f.dims {
+		given = append(given, "-dims "+d)
+	}
+	if len(given) == 0 {
+		return ""
+	}
+	return " (the model ran with " + strings.Join(given, ", ") + ": check them against -list)"
 }

@@ -177,7 +177,7 @@ func probes() []probe {
 		// ort: flags and models it cannot run.
 		// A shape is checked against the model: a refusal there is exit 1.
 		withCodes(usageORT("ort -shape overflows", "over the limit", "-shape", "input=1x9223372036854775807"), 1, 2),
-		withCodes(usageORT("ort -shape zero", "input", "-shape", "input=0x512"), 1, 2),
+		withCodes(usageORT("ort -shape zero", "-shape input=0x512", "-shape", "input=0x512"), 1, 2),
 		usageORT("ort -shape negative", "-shape", "-shape", "input=-1x512"),
 		usageORT("ort -shape garbage", "-shape", "-shape", "input=1xq"),
 		usageORT("ort -dims huge", "-dims", "-dims", "a=1e30"),
