@@ -100,7 +100,7 @@ func TestCompareMeasuresEveryCPUSetting(t *testing.T) {
 			assert.NotContains(t, one, l, "a -2 line is a copy of a -1 line")
 		}
 	}
-	assert.Contains(t, out, "round 3/3, GOMAXPROCS 2, arm ")
+	assert.Contains(t, out, "round 3/3, GOMAXPROCS 2: ")
 	assert.Contains(t, out, "order at GOMAXPROCS 1 ")
 	assert.Contains(t, out, "order at GOMAXPROCS 2 ")
 }

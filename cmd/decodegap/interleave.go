@@ -2,26 +2,23 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"math"
 	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
-	"unicode"
 
 	"golang.org/x/perf/benchfmt"
 
 	"github.com/gapbench/gapbench/hostmon"
-	"github.com/gapbench/gapbench/internal/hostwords"
 	"github.com/gapbench/gapbench/internal/interleave"
 	"github.com/gapbench/gapbench/internal/judge"
-	"github.com/gapbench/gapbench/internal/report"
 	"github.com/gapbench/gapbench/internal/traceplot"
 	"github.com/gapbench/gapbench/nullband"
 )
@@ -129,27 +126,7 @@ func runInterleave(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stderr, interleaveUsage)
 		fs.PrintDefaults()
 	}
-	fs.IntVar(&f.rounds, "rounds", 10, "number of `rounds`; the verdict needs ≥ 6 used rounds for a 95% CI, 7 when Holm judges 2–3 units together")
-	fs.BoolVar(&f.untilDecided, "until-decided", false, "run rounds until every judged metric is decided (faster, slower or equivalent), at most -max-rounds; the test accounts for the repeated looks")
-	fs.IntVar(&f.maxRounds, "max-rounds", 0, "with -until-decided, the most `rounds` to run")
-	f.delta = 0.02
-	fs.Var((*judge.Delta)(&f.delta), "delta", "equivalence `margin`, a percentage (2%) or a fraction (0.02): B/A within ±margin is equivalent")
-	fs.Uint64Var(&f.seed, "seed", 0, "`seed` of the per-round order; 0 draws one (it is printed, and written to the output)")
-	fs.StringVar(&f.out, "o", "", "output `file` (Go benchmark format); must not exist; default interleave-YYYYMMDD-HHMMSS.txt")
-	fs.StringVar(&f.bench, "bench", ".", "benchmark `regexp`, passed as -test.bench")
-	fs.StringVar(&f.benchtime, "benchtime", "", "passed as -test.benchtime when set (e.g. 1000x: the same work in every run)")
-	fs.StringVar(&f.run, "run", "^$", "test `regexp`, passed as -test.run: tests to run beside the benchmarks (^$ matches none)")
-	fs.StringVar(&f.units, "unit", judge.DefaultUnitList, "comma-separated `units` to judge, those present (benchfmt's tidied units: ns/op is sec/op; p50-sec/op is decodegap.Run's median step, cpu-sec/op its CPU time per step)")
-	fs.StringVar(&f.null, "null", "null", "`name` of the null arm")
-	fs.BoolVar(&f.lock, "lock", true, "hold the host lock while running (see 'decodegap lock')")
-	fs.StringVar(&f.lockPath, "lock-path", hostmon.DefaultLockPath(), "host lock `file`")
-	fs.BoolVar(&f.screen, "screen", true, "screen the host for contention over each run (screen: line)")
-	fs.DurationVar(&f.timeout, "run-timeout", 10*time.Minute, "stop a run still going after `duration` and count it lost; 0 means no limit (the flag every command that runs benchmarks shares)")
-	fs.DurationVar(&f.timeout, "timeout", 10*time.Minute, "the old name of -run-timeout")
-	fs.IntVar(&f.maxFailed, "max-failed", 3, "stop the rounds after more than `n` lost runs (crashed, timed out, no or malformed results)")
-	addJSONFlag(fs, &f.json)
-	f.command = "interleave"
-	fs.StringVar(&f.plot, "plot", "", "also draw each verdict to `file` (.svg or .png): per-round ratios, the null band, the CI; with several verdicts, the candidate and unit are added to the name")
+	f.register(fs)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -166,41 +143,11 @@ func runInterleave(args []string, stdout, stderr io.Writer) int {
 	}
 	set := map[string]bool{}
 	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
-	switch {
-	case f.untilDecided && set["rounds"]:
-		return usageErr("-rounds and -until-decided: give -max-rounds N instead of -rounds with -until-decided")
-	case f.untilDecided && f.maxRounds == 0:
-		return usageErr("-until-decided needs -max-rounds N, the most rounds to run (e.g. 40)")
-	case !f.untilDecided && set["max-rounds"]:
-		return usageErr("-max-rounds %d without -until-decided: use -rounds for a fixed number of rounds", f.maxRounds)
-	case f.untilDecided && (f.maxRounds < fewestRounds || f.maxRounds > maxRounds):
-		return usageErr("-max-rounds %d: need %d to %d (%d rounds give the first 95%% CI, %d for 2–3 units under Holm)", f.maxRounds, fewestRounds, maxRounds, fewestRounds, fewestHolm)
-	case f.rounds < 1:
-		return usageErr("-rounds %d: need at least 1 (%d or more for a verdict)", f.rounds, fewestRounds)
-	case f.rounds > maxRounds:
-		return usageErr("-rounds %d: at most %d", f.rounds, maxRounds)
-	case !(f.delta > 0 && f.delta < 1):
-		return usageErr("-delta %v: need a fraction between 0 and 1, e.g. 0.02 (±2%%)", f.delta)
+	if err := f.check(set); err != nil {
+		return usageErr("%v", err)
 	}
 	if f.untilDecided {
 		f.rounds = f.maxRounds
-	}
-	if f.timeout < 0 {
-		return usageErr("-run-timeout %v: must be ≥ 0 (0 means no limit)", f.timeout)
-	}
-	if f.maxFailed < 0 {
-		return usageErr("-max-failed %d: must be ≥ 0 (0 stops at the first lost run)", f.maxFailed)
-	}
-	if err := checkBench(f.bench, f.benchtime); err != nil {
-		return usageErr("%v", err)
-	}
-	if err := checkUnits(f.units); err != nil {
-		return usageErr("%v", err)
-	}
-	if f.plot != "" {
-		if _, err := traceplot.FormatOf(f.plot); err != nil {
-			return usageErr("-plot %s: name the picture .svg or .png", f.plot)
-		}
 	}
 	specs, err := parseArms(fs.Args(), f.null)
 	if err != nil {
@@ -223,33 +170,8 @@ func runInterleave(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer os.RemoveAll(tmp)
-	built := map[string]string{}
-	for i := range specs {
-		s := &specs[i]
-		if !s.isPkg {
-			continue
-		}
-		bin, ok := built[s.target]
-		if !ok {
-			bin = filepath.Join(tmp, fmt.Sprintf("arm%d.test", i))
-			fmt.Fprintf(stderr, "building %s: go test -c -o %s %s\n", s.name, bin, s.target)
-			cmd := exec.CommandContext(ctx, "go", "test", "-c", "-o", bin, ".")
-			cmd.Dir = s.target
-			if out, err := cmd.CombinedOutput(); err != nil {
-				if ctx.Err() != nil {
-					fmt.Fprintf(stderr, "decodegap interleave: interrupted while building arm %s; nothing was run\n", s.name)
-					return 130
-				}
-				fmt.Fprintf(stderr, "decodegap interleave: arm %s: go test -c in %s failed (%v):\n%s", s.name, s.target, err, out)
-				return 1
-			}
-			if _, err := os.Stat(bin); err != nil {
-				fmt.Fprintf(stderr, "decodegap interleave: arm %s: %s has no test files, so go test -c built nothing: give a package with a Benchmark in a _test.go file\n", s.name, s.target)
-				return 1
-			}
-			built[s.target] = bin
-		}
-		s.program, s.dir = bin, s.target
+	if code := buildArms(ctx, specs, tmp, stderr); code != 0 {
+		return code
 	}
 
 	testArgs := []string{"-test.run=" + f.run, "-test.bench=" + f.bench, "-test.count=1"}
@@ -279,8 +201,122 @@ func runInterleave(args []string, stdout, stderr io.Writer) int {
 		defer unlock()
 	}
 
-	// The header: which arms, which seed, the plan. Comment lines that
-	// benchfmt readers skip.
+	if err := f.writeHeader(file, specs, arms); err != nil {
+		fmt.Fprintf(stderr, "decodegap interleave: writing %s: %v\n", f.out, err)
+		return 1
+	}
+	if f.untilDecided {
+		fmt.Fprintf(stderr, "decodegap interleave: at most %d runs (%d arms × up to %d rounds, until every verdict is decided, seed %d) into %s\n", plan.Runs(), len(arms), f.rounds, f.seed, f.out)
+	} else {
+		fmt.Fprintf(stderr, "decodegap interleave: %d runs (%d arms × %d rounds, seed %d) into %s\n", plan.Runs(), len(arms), f.rounds, f.seed, f.out)
+	}
+
+	return f.runRounds(ctx, plan, arms, specs, file, stdout, stderr)
+}
+
+// check returns a usage error, naming the flag, for values out of range
+// or flags that do not go together; set holds the flags given.
+func (f *interleaveFlags) check(set map[string]bool) error {
+	switch {
+	case f.untilDecided && set["rounds"]:
+		return fmt.Errorf("-rounds and -until-decided: give -max-rounds N instead of -rounds with -until-decided")
+	case f.untilDecided && f.maxRounds == 0:
+		return fmt.Errorf("-until-decided needs -max-rounds N, the most rounds to run (e.g. 40)")
+	case !f.untilDecided && set["max-rounds"]:
+		return fmt.Errorf("-max-rounds %d without -until-decided: use -rounds for a fixed number of rounds", f.maxRounds)
+	case f.untilDecided && (f.maxRounds < fewestRounds || f.maxRounds > maxRounds):
+		return fmt.Errorf("-max-rounds %d: need %d to %d (%d rounds give the first 95%% CI, %d for 2–3 units under Holm)", f.maxRounds, fewestRounds, maxRounds, fewestRounds, fewestHolm)
+	case f.rounds < 1:
+		return fmt.Errorf("-rounds %d: need at least 1 (%d or more for a verdict)", f.rounds, fewestRounds)
+	case f.rounds > maxRounds:
+		return fmt.Errorf("-rounds %d: at most %d", f.rounds, maxRounds)
+	case !(f.delta > 0 && f.delta < 1):
+		return fmt.Errorf("-delta %v: need a fraction between 0 and 1, e.g. 0.02 (±2%%)", f.delta)
+	}
+	if f.timeout < 0 {
+		return fmt.Errorf("-run-timeout %v: must be ≥ 0 (0 means no limit)", f.timeout)
+	}
+	if f.maxFailed < 0 {
+		return fmt.Errorf("-max-failed %d: must be ≥ 0 (0 stops at the first lost run)", f.maxFailed)
+	}
+	if err := checkBench(f.bench, f.benchtime); err != nil {
+		return err
+	}
+	if err := checkUnits(f.units); err != nil {
+		return err
+	}
+	if f.plot != "" {
+		if _, err := traceplot.FormatOf(f.plot); err != nil {
+			return fmt.Errorf("-plot %s: name the picture .svg or .png", f.plot)
+		}
+	}
+	return nil
+}
+
+// register adds the interleave command's flags to fs.
+func (f *interleaveFlags) register(fs *flag.FlagSet) {
+	fs.IntVar(&f.rounds, "rounds", 10, "number of `rounds`; the verdict needs ≥ 6 used rounds for a 95% CI, 7 when Holm judges 2–3 units together")
+	fs.BoolVar(&f.untilDecided, "until-decided", false, "run rounds until every judged metric is decided (faster, slower or equivalent), at most -max-rounds; the test accounts for the repeated looks")
+	fs.IntVar(&f.maxRounds, "max-rounds", 0, "with -until-decided, the most `rounds` to run")
+	f.delta = 0.02
+	fs.Var((*judge.Delta)(&f.delta), "delta", "equivalence `margin`, a percentage (2%) or a fraction (0.02): B/A within ±margin is equivalent")
+	fs.Uint64Var(&f.seed, "seed", 0, "`seed` of the per-round order; 0 draws one (it is printed, and written to the output)")
+	fs.StringVar(&f.out, "o", "", "output `file` (Go benchmark format); must not exist; default interleave-YYYYMMDD-HHMMSS.txt")
+	fs.StringVar(&f.bench, "bench", ".", "benchmark `regexp`, passed as -test.bench")
+	fs.StringVar(&f.benchtime, "benchtime", "", "passed as -test.benchtime when set (e.g. 1000x: the same work in every run)")
+	fs.StringVar(&f.run, "run", "^$", "test `regexp`, passed as -test.run: tests to run beside the benchmarks (^$ matches none)")
+	fs.StringVar(&f.units, "unit", judge.DefaultUnitList, "comma-separated `units` to judge, those present (benchfmt's tidied units: ns/op is sec/op; p50-sec/op is decodegap.Run's median step, cpu-sec/op its CPU time per step)")
+	fs.StringVar(&f.null, "null", "null", "`name` of the null arm")
+	fs.BoolVar(&f.lock, "lock", true, "hold the host lock while running (see 'decodegap lock')")
+	fs.StringVar(&f.lockPath, "lock-path", hostmon.DefaultLockPath(), "host lock `file`")
+	fs.BoolVar(&f.screen, "screen", true, "screen the host for contention over each run (screen: line)")
+	fs.DurationVar(&f.timeout, "run-timeout", 10*time.Minute, "stop a run still going after `duration` and count it lost; 0 means no limit (the flag every command that runs benchmarks shares)")
+	fs.DurationVar(&f.timeout, "timeout", 10*time.Minute, "the old name of -run-timeout")
+	fs.IntVar(&f.maxFailed, "max-failed", 3, "stop the rounds after more than `n` lost runs (crashed, timed out, no or malformed results)")
+	addJSONFlag(fs, &f.json)
+	f.command = "interleave"
+	fs.StringVar(&f.plot, "plot", "", "also draw each verdict to `file` (.svg or .png): per-round ratios, the null band, the CI; with several verdicts, the candidate and unit are added to the name")
+}
+
+// buildArms builds each package arm's test binary into tmp, once per
+// directory, and points the arm at it. It returns 0, or the exit status.
+func buildArms(ctx context.Context, specs []armSpec, tmp string, stderr io.Writer) int {
+	built := map[string]string{}
+	for i := range specs {
+		s := &specs[i]
+		if !s.isPkg {
+			continue
+		}
+		bin, ok := built[s.target]
+		if !ok {
+			bin = filepath.Join(tmp, fmt.Sprintf("arm%d.test", i))
+			fmt.Fprintf(stderr, "building %s: go test -c -o %s %s\n", s.name, bin, s.target)
+			cmd := exec.CommandContext(ctx, "go", "test", "-c", "-o", bin, ".")
+			cmd.Dir = s.target
+			if out, err := cmd.CombinedOutput(); err != nil {
+				if ctx.Err() != nil {
+					fmt.Fprintf(stderr, "decodegap interleave: interrupted while building arm %s; nothing was run\n", s.name)
+					return 130
+				}
+				fmt.Fprintf(stderr, "decodegap interleave: arm %s: go test -c in %s failed (%v):\n%s", s.name, s.target, err, out)
+				return 1
+			}
+			if _, err := os.Stat(bin); err != nil {
+				fmt.Fprintf(stderr, "decodegap interleave: arm %s: %s has no test files, so go test -c built nothing: give a package with a Benchmark in a _test.go file\n", s.name, s.target)
+				return 1
+			}
+			built[s.target] = bin
+		}
+		s.program, s.dir = bin, s.target
+	}
+
+	return 0
+}
+
+// writeHeader writes the -o file's header: the rounds, the seed, the base
+// and null arms and every arm's command. Comment lines that benchfmt
+// readers skip.
+func (f *interleaveFlags) writeHeader(w io.Writer, specs []armSpec, arms []interleave.Arm) error {
 	var hdr bytes.Buffer
 	rounds := fmt.Sprintf("%d rounds", f.rounds)
 	if f.untilDecided {
@@ -295,16 +331,13 @@ func runInterleave(args []string, stdout, stderr io.Writer) int {
 		hdr.WriteByte('\n')
 	}
 	hdr.WriteByte('\n')
-	if _, err := file.Write(hdr.Bytes()); err != nil {
-		fmt.Fprintf(stderr, "decodegap interleave: writing %s: %v\n", f.out, err)
-		return 1
-	}
-	if f.untilDecided {
-		fmt.Fprintf(stderr, "decodegap interleave: at most %d runs (%d arms × up to %d rounds, until every verdict is decided, seed %d) into %s\n", plan.Runs(), len(arms), f.rounds, f.seed, f.out)
-	} else {
-		fmt.Fprintf(stderr, "decodegap interleave: %d runs (%d arms × %d rounds, seed %d) into %s\n", plan.Runs(), len(arms), f.rounds, f.seed, f.out)
-	}
+	_, err := w.Write(hdr.Bytes())
+	return err
+}
 
+// runRounds runs plan's runs into file and judges them: the verdict table
+// to stdout, lost runs named. It returns the exit status.
+func (f *interleaveFlags) runRounds(ctx context.Context, plan *interleave.Plan, arms []interleave.Arm, specs []armSpec, file io.Writer, stdout, stderr io.Writer) int {
 	names := make([]string, len(specs))
 	for i, s := range specs {
 		names[i] = s.name
@@ -321,7 +354,7 @@ func runInterleave(args []string, stdout, stderr io.Writer) int {
 				return false
 			}
 			// The end of a round: stop when every verdict is decided.
-			if !allDecided(f, names, written) {
+			if !allDecided(*f, names, written) {
 				return false
 			}
 			decidedAt = r.Round
@@ -379,7 +412,7 @@ func runInterleave(args []string, stdout, stderr io.Writer) int {
 	if len(runs) == len(lost) {
 		return status
 	}
-	if err := judgeFile(f, names, stdout); err != nil {
+	if err := judgeFile(*f, names, stdout); err != nil {
 		fmt.Fprintf(stderr, "decodegap interleave: %v\n", err)
 		if status == 0 {
 			status = 1
@@ -471,86 +504,6 @@ func judgeFile(f interleaveFlags, arms []string, stdout io.Writer) error {
 }
 
 // plotPaths returns the -plot file of each row: the flag's value itself
-// when there is one verdict, else with "-BENCHMARK-CANDIDATE-UNIT" before
-// the extension (the benchmark only when the rows hold more than one),
-// reduced to characters safe in a file name, and numbered when two rows
-// would still share a name, so that no picture overwrites another.
-func plotPaths(plot string, rows []report.Row) []string {
-	if len(rows) == 1 {
-		return []string{plot}
-	}
-	benches := map[string]bool{}
-	for _, r := range rows {
-		benches[r.Bench] = true
-	}
-	ext := filepath.Ext(plot)
-	safe := func(s string) string {
-		return strings.Map(func(r rune) rune {
-			if r == '-' || r == '.' || r == '_' || r == '=' || unicode.IsLetter(r) || unicode.IsDigit(r) {
-				return r
-			}
-			return '_'
-		}, s)
-	}
-	seen := map[string]int{}
-	paths := make([]string, len(rows))
-	for i, r := range rows {
-		tag := r.Arm + "-" + r.Unit
-		if len(benches) > 1 {
-			tag = r.Bench + "-" + tag
-		}
-		tag = safe(tag)
-		if n := seen[tag]; n > 0 {
-			seen[tag]++
-			tag = fmt.Sprintf("%s-%d", tag, n+1)
-		} else {
-			seen[tag] = 1
-		}
-		paths[i] = strings.TrimSuffix(plot, ext) + "-" + tag + ext
-	}
-	return paths
-}
-
-// verdictLabel is the verdict's outcome with its reasons, if any, for the
-// picture's title: "slower", "undecided (straddles)".
-func verdictLabel(v nullband.Verdict) string {
-	if len(v.Reasons) == 0 {
-		return v.Outcome.String()
-	}
-	rs := make([]string, len(v.Reasons))
-	for i, r := range v.Reasons {
-		rs[i] = r.String()
-	}
-	return v.Outcome.String() + " (" + strings.Join(rs, ", ") + ")"
-}
-
-// verdictData turns a verdict into the picture's data: the rounds that have
-// a ratio, the null band, and the ratio's CI (collapsed onto the estimate,
-// and said so, when the run has too few rounds for one).
-func verdictData(row report.Row, base string) traceplot.VerdictData {
-	v := row.Verdict
-	d := traceplot.VerdictData{
-		Title: row.Bench, ArmA: base, ArmB: row.Arm, Metric: row.Unit,
-		Ratio: v.Ratio, CILow: v.Lo, CIHigh: v.Hi, CILevel: v.Confidence,
-		Verdict: verdictLabel(v),
-	}
-	for _, r := range v.Rounds {
-		if r.Ratio > 0 && !math.IsInf(r.Ratio, 0) {
-			d.Ratios = append(d.Ratios, r.Ratio)
-			d.Rejected = append(d.Rejected, r.Quarantined)
-		}
-	}
-	if v.NullLo > 0 && v.NullHi >= v.NullLo && !math.IsInf(v.NullHi, 0) {
-		d.NullLow, d.NullHigh = v.NullLo, v.NullHi
-	}
-	if !(d.CILow > 0) || math.IsInf(d.CIHigh, 0) || d.CILow > d.Ratio || d.CIHigh < d.Ratio {
-		d.CILow, d.CIHigh, d.CILevel = d.Ratio, d.Ratio, 0
-		d.Verdict += " (no confidence interval: too few rounds)"
-	}
-	return d
-}
-
-// pkgsDiffer reports whether the results name more than one pkg: (arms
 // built from different packages), which benchstat would otherwise split
 // into separate tables.
 func pkgsDiffer(results []*benchfmt.Result) bool {
@@ -620,61 +573,4 @@ func parseArms(args []string, null string) ([]armSpec, error) {
 	n := specs[0]
 	n.name = null
 	return append(specs, n), nil
-}
-
-// childAwareScreener screens each run with hostmon's Sampler, leaving the
-// child's own CPU time out of foreign busy (the Sampler subtracts only this
-// process's time, and the child is a separate process).
-type childAwareScreener struct {
-	sampler *hostmon.Sampler
-}
-
-// hostFS returns the /proc and /sys trees the screen reads; tests replace it.
-var hostFS = hostmon.DefaultFS
-
-// newScreener returns the host's screener, or nil and why there is none.
-func newScreener() (interleave.Screener, string) {
-	fs, err := hostFS()
-	if err != nil {
-		return nil, err.Error()
-	}
-	s, err := hostmon.NewSampler(fs, nil, nil)
-	if err != nil {
-		return nil, err.Error()
-	}
-	return childAwareScreener{s}, ""
-}
-
-// Begin takes a snapshot; the returned function takes another and screens
-// the span between them.
-func (c childAwareScreener) Begin() func(time.Duration) interleave.ScreenResult {
-	a := c.sampler.Snapshot()
-	return func(childCPU time.Duration) interleave.ScreenResult {
-		sp := hostmon.Between(a, c.sampler.Snapshot())
-		sp = withoutChild(sp, childCPU)
-		return screenResult(sp, sp.Screen(hostmon.Thresholds{}))
-	}
-}
-
-// withoutChild subtracts the child's CPU time from the span's foreign busy.
-func withoutChild(sp hostmon.Span, childCPU time.Duration) hostmon.Span {
-	if !sp.ForeignBusyPct.Available() || sp.Seconds <= 0 || len(sp.CPUs) == 0 {
-		return sp
-	}
-	childPct := 100 * childCPU.Seconds() / (sp.Seconds * float64(len(sp.CPUs)))
-	sp.ForeignBusyPct.Value = max(0, sp.ForeignBusyPct.Value-childPct)
-	return sp
-}
-
-// screenResult turns hostmon's verdict into the one-word screen: value and
-// its detail line.
-func screenResult(sp hostmon.Span, v hostmon.Verdict) interleave.ScreenResult {
-	detail := fmt.Sprintf("%s (CPUs %s over %.2fs)", hostwords.Verdict(v), sp.CPUs, sp.Seconds)
-	switch {
-	case v.Contended:
-		return interleave.ScreenResult{Verdict: "contended", Detail: detail}
-	case len(v.Unscreened) > 0:
-		return interleave.ScreenResult{Verdict: "clean", Detail: detail}
-	}
-	return interleave.ScreenResult{Verdict: "clean"}
 }

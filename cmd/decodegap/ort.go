@@ -219,12 +219,6 @@ func runORT(args []string, stdout, stderr io.Writer) int {
 	}
 	set := map[string]bool{}
 	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
-	if err := f.decode.check(set); err != nil {
-		return usageErr("%v", err)
-	}
-	if f.decode.on() && (f.open || f.search || f.slo != "" || f.sessions > 1 || f.cores > 0 || f.cpus != "") {
-		return usageErr("-decode runs a closed loop of one session, unconfined: drop -open, -search, -slo, -sessions, -cores and -cpus (run under taskset -c LIST to confine it)")
-	}
 	if f.decode.on() && !set["unit"] {
 		f.units = "sec/op,p50-sec/op" // per line; a depth bucket has no CPU figure of its own
 	}
@@ -234,29 +228,8 @@ func runORT(args []string, stdout, stderr io.Writer) int {
 	if f.until {
 		f.rounds = f.maxRounds
 	}
-	if _, err := gapKind(f.gapKind); err != nil {
-		return usageErr("%v", err)
-	}
-	if err := f.run.check(); err != nil {
-		return usageErr("%v", err)
-	}
-	if !(f.delta > 0 && f.delta < 1) {
-		return usageErr("-delta %v: need a fraction between 0 and 1, e.g. 0.02 (±2%%)", f.delta)
-	}
-	if f.sessions < 0 || f.cores < 0 {
-		return usageErr("-sessions %d, -cores %d: neither may be negative", f.sessions, f.cores)
-	}
-	if f.sessions > maxORTSessions {
-		return usageErr("-sessions %d: at most %d (each session is a locked OS thread and a whole ONNX Runtime session)", f.sessions, maxORTSessions)
-	}
-	cpus, err := parseCPUList(f.cpus)
-	if err == nil {
-		err = usableCPUs(cpus)
-	}
+	cpus, err := f.checkRun()
 	if err != nil {
-		return usageErr("%v", err)
-	}
-	if _, err := gapShape(f.gapShape); err != nil {
 		return usageErr("%v", err)
 	}
 	arms, err := parseORTArms(f.arms)
@@ -345,6 +318,36 @@ func (f *ortFlags) childArms(self, model string, cfg ort.ModelConfig, arms []ort
 	return iarms, names, nil
 }
 
+// checkRun returns a usage error, naming the flag, for a gap, a limit or
+// a confinement out of range, and the -cpus list.
+func (f *ortFlags) checkRun() ([]int, error) {
+	if _, err := gapKind(f.gapKind); err != nil {
+		return nil, err
+	}
+	if err := f.run.check(); err != nil {
+		return nil, err
+	}
+	switch {
+	case !(f.delta > 0 && f.delta < 1):
+		return nil, fmt.Errorf("-delta %v: need a fraction between 0 and 1, e.g. 0.02 (±2%%)", f.delta)
+	case f.sessions < 0 || f.cores < 0:
+		return nil, fmt.Errorf("-sessions %d, -cores %d: neither may be negative", f.sessions, f.cores)
+	case f.sessions > maxORTSessions:
+		return nil, fmt.Errorf("-sessions %d: at most %d (each session is a locked OS thread and a whole ONNX Runtime session)", f.sessions, maxORTSessions)
+	}
+	cpus, err := parseCPUList(f.cpus)
+	if err == nil {
+		err = usableCPUs(cpus)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if _, err := gapShape(f.gapShape); err != nil {
+		return nil, err
+	}
+	return cpus, nil
+}
+
 // register adds the ort command's flags to fs.
 func (f *ortFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.list, "list", false, "print the model's signature, dynamic axes and the state pairs it will carry, and exit")
@@ -395,6 +398,12 @@ func (f *ortFlags) register(fs *flag.FlagSet) {
 // loop, search and rounds flags that does not go together; set holds the
 // flags given.
 func (f *ortFlags) checkModes(set map[string]bool) error {
+	if err := f.decode.check(set); err != nil {
+		return err
+	}
+	if f.decode.on() && (f.open || f.search || f.slo != "" || f.sessions > 1 || f.cores > 0 || f.cpus != "") {
+		return errors.New("-decode runs a closed loop of one session, unconfined: drop -open, -search, -slo, -sessions, -cores and -cpus (run under taskset -c LIST to confine it)")
+	}
 	switch {
 	case f.gap < 0:
 		return fmt.Errorf("-gap %v: must be ≥ 0 (0 runs the steps back to back)", f.gap)

@@ -257,6 +257,17 @@ func runPR(args []string, stdout, stderr io.Writer) int {
 		return f.shard.finish(file, host, sched, f.budget, status, stdout, stderr, f.out)
 	}
 
+	return f.report(build, jobs, unjudged, sched, host, failOn, status, stdout, stderr)
+}
+
+// report judges the jobs and writes the report: text to stdout, -json and
+// -md files. It returns the exit status.
+func (f prFlags) report(build *prreport.Build, jobs []*prreport.Job, unjudged []prreport.Unjudged, sched *prreport.Scheduler,
+	host prreport.Host, failOn *prreport.FailOn, status int, stdout, stderr io.Writer) int {
+	fail := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "decodegap pr: "+format+"\n", a...)
+		return 3
+	}
 	rows, un, err := prreport.JudgeJobs(jobs, sched.Policy())
 	if err != nil {
 		return fail("%v", err)
@@ -280,14 +291,7 @@ func runPR(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "\nbenchstat: go tool benchstat -col 'arm@(base head null)' -ignore round,screen %s\n", f.out)
 	if f.md != "" {
-		mf, err := os.Create(f.md)
-		if err == nil {
-			err = prreport.WriteMarkdown(mf, rep, failOn)
-			if cerr := mf.Close(); err == nil {
-				err = cerr
-			}
-		}
-		if err != nil {
+		if err := writeAtomic(f.md, func(w io.Writer) error { return prreport.WriteMarkdown(w, rep, failOn) }); err != nil {
 			return fail("-md: %v", err)
 		}
 	}

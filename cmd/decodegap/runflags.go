@@ -3,6 +3,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -84,15 +85,23 @@ func addJSONFlag(fs *flag.FlagSet, path *string) {
 	fs.StringVar(path, "json", "", "also write the verdict rows as JSON to `file` (schema "+report.Schema+", docs/guide/json.md)")
 }
 
-// writeJSONRows writes rows as command's JSON report to path: a new file
-// beside path renamed over it, so that a reader never sees half a report
-// and a planted symlink is replaced, not written through.
+// writeJSONRows writes rows as command's JSON report to path (writeAtomic).
 func writeJSONRows(path, command string, rows []report.Row) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
+	if err := writeAtomic(path, func(w io.Writer) error { return report.WriteJSON(w, command, time.Now(), rows) }); err != nil {
 		return fmt.Errorf("-json %s: %w", path, err)
 	}
-	err = report.WriteJSON(f, command, time.Now(), rows)
+	return nil
+}
+
+// writeAtomic writes a report to path with write: into a new file beside
+// path, renamed over it, so that a reader never sees half a report and a
+// planted symlink at path is replaced, not written through.
+func writeAtomic(path string, write func(io.Writer) error) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return err
+	}
+	err = write(f)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -104,7 +113,6 @@ func writeJSONRows(path, command string, rows []report.Row) error {
 	}
 	if err != nil {
 		os.Remove(f.Name())
-		return fmt.Errorf("-json %s: %w", path, err)
 	}
-	return nil
+	return err
 }
