@@ -275,7 +275,7 @@ func TestShardAndMergeFlags(t *testing.T) {
 		{[]string{"-base", "main", "-shard", "1/2", "-min-rounds", "4"}, "-min-rounds 4 has no effect with -shard"},
 		{[]string{"-base", "main", "-shard", "5/8", "-max-rounds", "4"}, "-shard 5/8: -max-rounds 4 leaves this shard no round; want -max-rounds ≥ 8"},
 		{[]string{"-base", "main", "-cpus", "x"}, "-cpus: "},
-		{[]string{"-base", "main", "-shard", "1/2", "-fail-on", "slower>3%"}, "-md and -fail-on apply to the merged report with -shard: give them to decodegap merge"},
+		{[]string{"-base", "main", "-shard", "1/2", "-fail-on", "slower>3%"}, "-md, -json and -fail-on apply to the merged report with -shard: give them to decodegap merge"},
 	} {
 		var errb bytes.Buffer
 		_, _, status, ok := parsePRFlags(c.args, &errb)
