@@ -11,11 +11,10 @@ import (
 func (lk *look) verdict(s Samples, opt Options, looks int) Verdict {
 	alpha := 1 - opt.Confidence
 	L := math.Log1p(opt.Delta)
-	v := Verdict{
-		Outcome: lk.outcome, Confidence: opt.Confidence, EqConfidence: opt.EqConfidence, Delta: opt.Delta,
-		NullConfidence: 1 - alpha/5, Rounds: lk.rounds, Given: len(s.Base), Looks: looks,
-		Used: len(lk.d), Quarantined: len(lk.rounds) - len(lk.d), SpreadLimit: lk.spreadLimit,
-	}
+	v := Verdict{Outcome: lk.outcome}
+	v.Confidence, v.EqConfidence, v.Delta = opt.Confidence, opt.EqConfidence, opt.Delta
+	v.NullConfidence, v.Rounds, v.Given, v.Looks = 1-alpha/5, lk.rounds, len(s.Base), looks
+	v.Used, v.Quarantined, v.SpreadLimit = len(lk.d), len(lk.rounds)-len(lk.d), lk.spreadLimit
 	sum := lk.test.summary(lk, alpha)
 	est := sum.est
 	v.NeedRounds, v.P, v.EqLo, v.EqHi = sum.needRounds, sum.p, sum.eqLo, sum.eqHi

@@ -7,34 +7,56 @@ import (
 )
 
 // Verdict is the judgement of B against A in one run. Ratios are B/A (or
-// A'/A); a ratio below 1 means B is faster.
+// A'/A); a ratio below 1 means B is faster. Its fields come in groups,
+// each an embedded struct whose fields read as the Verdict's own
+// (v.Ratio, v.MDE): the effect, equivalence, the null arm, power, the
+// rounds, the family and benchstat's view.
 type Verdict struct {
 	// Outcome is what was decided; Reasons why not, or caveats.
 	Outcome Outcome
 	Reasons []Reason
+	Effect
+	Equivalence
+	NullCheck
+	Power
+	RoundUse
+	FamilyLevel
+	Benchstat
+}
+
+// Effect is the effect test's estimate and interval of B/A.
+type Effect struct {
 	// Ratio is B/A estimated by the effect test (the aligned-rank estimate
 	// against A and A', or Hodges–Lehmann of ln(B/A) without a null arm;
 	// see the package documentation); Lo and Hi
 	// bound its Confidence interval (0 and +Inf when there is none; in
 	// sequential mode the repeated interval of the reported look).
 	Ratio, Lo, Hi float64
+	// Confidence is Options.Confidence.
+	Confidence float64
+	// P is the effect test's two-sided p-value at B/A = 1 (not adjusted
+	// for sequential looks).
+	P float64
+}
+
+// Equivalence is the interval that equivalence within ±Delta is judged on.
+type Equivalence struct {
 	// EqLo and EqHi bound the (1−2α_eq) interval that equivalence is
 	// judged on (sequential: each side at its own spent level). Each
 	// bound comes from the rounds its one-sided test keeps when screened
 	// with B moved to that margin, which can differ from Rounds'
 	// quarantine (the effect test's) by a round or two.
 	EqLo, EqHi float64
-	// Confidence is Options.Confidence; EqConfidence is 1−α_eq
-	// (Options.EqConfidence, or Confidence when unset).
-	Confidence, EqConfidence float64
-	// FamilySize is the number of members of the family this verdict was
-	// judged in by JudgeFamily (Holm), and FamilyAlpha the family-wise
-	// error rate of its difference calls; 0 for a verdict judged alone.
-	FamilySize  int
-	FamilyAlpha float64
-	// P is the effect test's two-sided p-value at B/A = 1 (not adjusted
-	// for sequential looks).
-	P float64
+	// EqConfidence is 1−α_eq (Options.EqConfidence, or Confidence when
+	// unset).
+	EqConfidence float64
+	// Delta is Options.Delta.
+	Delta float64
+}
+
+// NullCheck is the null arm A' against A, and B against A' where it
+// matters.
+type NullCheck struct {
 	// NullRatio, NullLo, NullHi and NullP are A'/A's Hodges–Lehmann
 	// estimate, signed-rank interval at NullConfidence = 1 − α/5 and
 	// p-value; NaN without a null arm.
@@ -44,8 +66,10 @@ type Verdict struct {
 	// same rounds: computed only when NullShifted and B/A decided, which
 	// then stands only if B/A' decides the same way; 0 otherwise.
 	VsNullLo, VsNullHi float64
-	// Delta is Options.Delta.
-	Delta float64
+}
+
+// Power is what the run could detect, and what would decide it.
+type Power struct {
 	// MDE is the smallest |B/A − 1| that a fixed-sample test at this
 	// noise and this many used rounds detects with 80% power; +Inf when
 	// there is no interval.
@@ -58,6 +82,11 @@ type Verdict struct {
 	// sequential mode, with TooFewRounds, at least one more than Used: a
 	// look's spent level can need more than the fixed-sample minimum).
 	NeedRounds int
+}
+
+// RoundUse is the rounds judged: how many, which were set aside, and the
+// looks.
+type RoundUse struct {
 	// Used and Quarantined count the rounds of Rounds.
 	Used, Quarantined int
 	// SpreadLimit is the Round.Spread beyond which a round is Extreme
@@ -70,6 +99,19 @@ type Verdict struct {
 	// Given is the number of rounds in Samples; Looks the number of
 	// sequential looks made (0 in fixed mode).
 	Given, Looks int
+}
+
+// FamilyLevel is the family a verdict was judged in.
+type FamilyLevel struct {
+	// FamilySize is the number of members of the family this verdict was
+	// judged in by JudgeFamily (Holm), and FamilyAlpha the family-wise
+	// error rate of its difference calls; 0 for a verdict judged alone.
+	FamilySize  int
+	FamilyAlpha float64
+}
+
+// Benchstat is benchstat's view of the same rounds.
+type Benchstat struct {
 	// Base, Candidate and NullArm are benchstat's view of the finite
 	// values of Rounds: median and interval (benchmath.AssumeNothing),
 	// in the samples' unit.

@@ -169,7 +169,7 @@ func TestBisectFindsPlantedSlowdown(t *testing.T) {
 
 func TestClassifyRows(t *testing.T) {
 	row := func(o nullband.Outcome, ratio, lo, hi float64) prreport.Row {
-		return prreport.Row{Bench: "Work-2", Unit: "sec/op", Verdict: nullband.Verdict{Outcome: o, Ratio: ratio, Lo: lo, Hi: hi}}
+		return prreport.Row{Bench: "Work-2", Unit: "sec/op", Verdict: nullband.Verdict{Outcome: o, Effect: nullband.Effect{Ratio: ratio, Lo: lo, Hi: hi}}}
 	}
 	cases := []struct {
 		name string

@@ -75,8 +75,8 @@ func TestWriteTableBenchstatColumnIsBenchstats(t *testing.T) {
 // A decided row whose interval is bounded on one side shows the finite
 // bound: "1.040–∞", not a bare "∞".
 func TestWriteTableOneSidedInterval(t *testing.T) {
-	v := nullband.Verdict{Outcome: nullband.Slower, Ratio: 1.2, Lo: 1.04, Hi: math.Inf(1), Confidence: 0.95, Used: 5}
-	f := nullband.Verdict{Outcome: nullband.Faster, Ratio: 0.8, Lo: 0, Hi: 0.97, Confidence: 0.95, Used: 5}
+	v := nullband.Verdict{Outcome: nullband.Slower, Effect: nullband.Effect{Ratio: 1.2, Lo: 1.04, Hi: math.Inf(1), Confidence: 0.95}, RoundUse: nullband.RoundUse{Used: 5}}
+	f := nullband.Verdict{Outcome: nullband.Faster, Effect: nullband.Effect{Ratio: 0.8, Lo: 0, Hi: 0.97, Confidence: 0.95}, RoundUse: nullband.RoundUse{Used: 5}}
 	var b bytes.Buffer
 	require.NoError(t, writeTable(&b, []report.Row{{Unit: "p50-sec/op", Arm: "new", Verdict: v}, {Unit: "cpu-sec/op", Arm: "new", Verdict: f}}, "old", "null", "-rounds"))
 	assert.Regexp(t, `new +p50-sec/op +slower +1\.200 +1\.040–∞ `, b.String())

@@ -23,8 +23,9 @@ import (
 
 func row(name string, o nullband.Outcome, ratio, lo, hi, mde float64) Row {
 	return Row{Pkg: "example.com/m/p", Bench: name, Arm: ArmHead, Base: ArmBase, Unit: "sec/op", Level: 0.99, Verdict: nullband.Verdict{
-		Outcome: o, Ratio: ratio, Lo: lo, Hi: hi, MDE: mde, Used: 12, Quarantined: 0, RoundsToDecide: 0, Confidence: 0.99, Delta: 0.02,
-		Base: benchmath.Summary{Center: 1e-6}, Candidate: benchmath.Summary{Center: 1e-6 * ratio}}}
+		Outcome: o, Effect: nullband.Effect{Ratio: ratio, Lo: lo, Hi: hi, Confidence: 0.99}, Power: nullband.Power{MDE: mde},
+		RoundUse: nullband.RoundUse{Used: 12}, Equivalence: nullband.Equivalence{Delta: 0.02},
+		Benchstat: nullband.Benchstat{Base: benchmath.Summary{Center: 1e-6}, Candidate: benchmath.Summary{Center: 1e-6 * ratio}}}}
 }
 
 func testReport() Report {

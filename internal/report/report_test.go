@@ -40,7 +40,7 @@ func TestRowKindsAndWords(t *testing.T) {
 // finite (NaN and ±Inf are the writer's to map).
 func TestRowIsPlainData(t *testing.T) {
 	r := Row{Bench: "Step-2", Arm: "new", Base: "old", Unit: "sec/op", Weight: 1, Level: 0.975,
-		Verdict: nullband.Verdict{Outcome: nullband.Slower, Ratio: 1.05, Lo: 1.01, Hi: 1.09}, Stalled: []int{3},
+		Verdict: nullband.Verdict{Outcome: nullband.Slower, Effect: nullband.Effect{Ratio: 1.05, Lo: 1.01, Hi: 1.09}}, Stalled: []int{3},
 		Benchstat: Benchstat{Base: 1, Arm: 1.05, P: 0.01, Alpha: 0.05, BaseN: 10, ArmN: 10}}
 	b, err := json.Marshal(r)
 	require.NoError(t, err)

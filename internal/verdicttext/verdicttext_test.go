@@ -134,8 +134,9 @@ func TestNoBenchColumn(t *testing.T) {
 }
 
 func TestOtherReasonsWords(t *testing.T) {
-	base := nullband.Verdict{Confidence: 0.95, Delta: 0.02, NullConfidence: 0.99, Ratio: 1.004, Lo: 1.002, Hi: 1.006,
-		Comparison: benchmath.Comparison{P: 0.5, Alpha: 0.05}, Base: benchmath.Summary{Center: 1}, Candidate: benchmath.Summary{Center: 1}}
+	base := nullband.Verdict{Effect: nullband.Effect{Confidence: 0.95, Ratio: 1.004, Lo: 1.002, Hi: 1.006},
+		Equivalence: nullband.Equivalence{Delta: 0.02}, NullCheck: nullband.NullCheck{NullConfidence: 0.99},
+		Benchstat: nullband.Benchstat{Comparison: benchmath.Comparison{P: 0.5, Alpha: 0.05}, Base: benchmath.Summary{Center: 1}, Candidate: benchmath.Summary{Center: 1}}}
 	small := base
 	small.Outcome, small.Reasons, small.Used = nullband.Slower, []nullband.Reason{nullband.WithinDelta, nullband.NoNullArm}, 20
 	noisy := base
