@@ -104,8 +104,8 @@ func TestPlanFileRoundTrip(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, p, q)
 	for in, want := range map[string]string{
-		"nope\n": "header",
-		planHeader + "\nsteps 10\nblocks 1\n":                  "no rounds line",
+		"nope\n":                              "header",
+		planHeader + "\nsteps 10\nblocks 1\n": "no rounds line",
 		planHeader + "\nsteps 10\nblocks 1\nrounds 0\n":        "line 4: rounds",
 		planHeader + "\nsteps 10\nblocks 1\nrounds 3\nfoo 1\n": "unknown key",
 	} {
