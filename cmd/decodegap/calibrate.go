@@ -41,6 +41,12 @@ on this host now: the smallest B/A change that a comparison of that many
 rounds would call faster or slower in 80% of runs, at the noise a2/a showed
 (nullband.MDEAt). Run it before a comparison to know what it can show.
 
+It also splits the median step's noise by level (within a block, between
+blocks of one round, between rounds: each run of a, a2 and null is one
+block) and prints the plan (steps per block × blocks × rounds) that reaches
+-mde in the least time, and with -budget the one with the smallest MDE that
+fits; -plan-out writes the plan for examples/vad/bench.sh (BENCH_PLAN).
+
 TARGET is a test binary or a package directory (built with 'go test -c');
 arguments after it inside the same shell word go to every run:
   decodegap calibrate -benchtime 2000x './examples/trials -work=100'
@@ -67,6 +73,7 @@ func runCalibrate(args []string, stdout, stderr io.Writer) int {
 	lock := fs.Bool("lock", true, "hold the host lock while running (see 'decodegap lock')")
 	lockPath := fs.String("lock-path", hostmon.DefaultLockPath(), "host lock `file`")
 	screen := fs.Bool("screen", true, "screen the host over each run (the screen: line of -o)")
+	lf := addLevelFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -165,6 +172,9 @@ func runCalibrate(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	writeCalibration(stdout, rows, loadAverage())
+	if code := reportLevels(runs, lf, stdout, stderr); code != 0 {
+		return code
+	}
 	return status
 }
 
