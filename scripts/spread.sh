@@ -54,7 +54,7 @@ for rep in $(seq "$reps"); do
 			-test.benchtime="${steps}x" -test.count "$blocks" 2>/dev/null)
 		l1=$(cut -d' ' -f1 /proc/loadavg)
 		echo "$out" | awk -v c="$c" -v rep="$rep" '
-			{ for (i = 2; i < NF; i++) if ($(i+1) == "p50-ns/op") print c, rep, $i }
+			{ for (i = 2; i < NF; i++) if ($(i+1) == "p50-ns/op" && $i ~ /^[0-9.]+$/) print c, rep, $i }
 		' | tee -a "$raw" | awk -v c="$c" -v l="$l0→$l1" '
 			{ x[n++] = $3 / 1000 }
 			END {
