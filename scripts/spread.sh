@@ -28,6 +28,8 @@ declare -A flags=(
 	[busy]="-spread.kind=busy"
 	[reused]="-spread.session=reused"
 	[pin1]="-spread.cpus=1"
+	[pin-thread]="-spread.pin-thread=1"
+	[pin-thread0]="-spread.pin-thread=0"
 	[arena-off]="-spread.arena=off"
 	[denormal]="-spread.denormal-zero"
 	[intra2]="-spread.intra=2"

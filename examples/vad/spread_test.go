@@ -32,6 +32,7 @@ var (
 	spreadArena   = flag.String("spread.arena", "default", "ort.Options.Arena: default, on or off")
 	spreadDenorm  = flag.Bool("spread.denormal-zero", false, "set session.set_denormal_as_zero (flush denormal floats to zero)")
 	spreadCPUs    = flag.String("spread.cpus", "", "confine to these CPUs (comma list): CompareConfig.Budget.CPUs, or sched_setaffinity of the loop's thread when bare")
+	spreadPinStep = flag.Int("spread.pin-thread", -1, "pin the thread that calls the model (Compare's measuring thread) to this CPU after each session opens, leaving ONNX Runtime's pool threads free; -1: no")
 )
 
 // BenchmarkVADSpread measures the block-to-block spread of the Silero VAD's
@@ -58,6 +59,9 @@ func BenchmarkVADSpread(b *testing.B) {
 		b.Fatalf("-spread.kind=%q: want hybrid, sleep or busy", *spreadKind)
 	}
 	open := spreadOpener(b, opts)
+	if *spreadPinStep >= 0 {
+		open = pinningOpener(open, *spreadPinStep)
+	}
 	switch *spreadHarness {
 	case "compare":
 		decodegap.Compare(b, decodegap.CompareConfig{
@@ -200,4 +204,26 @@ func bareBlocks(b *testing.B, open decodegap.Opener, busy bool, cpus []int) {
 	}
 	slices.Sort(lat)
 	b.ReportMetric(float64(lat[len(lat)/2]), "p50-ns/op")
+}
+
+// pinningOpener returns open with the calling thread pinned to cpu once
+// the session is open: Compare calls Open on its locked measuring thread,
+// so the steps run there; the pool threads the session started keep the
+// affinity they were born with.
+func pinningOpener(open decodegap.Opener, cpu int) decodegap.Opener {
+	return func() (decodegap.Step, func() error, error) {
+		step, closeFn, err := open()
+		if err != nil {
+			return nil, nil, err
+		}
+		var set unix.CPUSet
+		set.Set(cpu)
+		if err := unix.SchedSetaffinity(0, &set); err != nil {
+			if closeFn != nil {
+				_ = closeFn()
+			}
+			return nil, nil, fmt.Errorf("-spread.pin-thread=%d: sched_setaffinity: %w", cpu, err)
+		}
+		return step, closeFn, nil
+	}
 }
