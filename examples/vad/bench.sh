@@ -112,12 +112,13 @@ run() {
 echo "bench.sh: building the benchmark binary (go test -c; a first build compiles ONNX Runtime's Go binding, a minute or more)"
 (cd "$here" && "$go" test -c -o "$bin" .) || die "go test -c failed in $here (above: why)"
 # rounds_for GAP_SECONDS STEPS GAPS_LEFT: the most rounds the gap's share of
-# the budget left holds, at an estimated round of 5 arms × (60 ms to open
-# and warm up + STEPS × (250 µs + the gap)); at least 8.
+# the budget left holds, at an estimated round of 5 arms × (250 ms to open,
+# warm up and read the counters + STEPS × (250 µs + the gap)); at least 8.
+# (With 60 ms a block, the 2ms gap overran its share by a third at load 6.)
 rounds_for() {
 	local left=$((budget - SECONDS + t0))
 	awk -v left="$left" -v g="$1" -v n="$2" -v k="$3" -v arms="$arms" 'BEGIN {
-		r = int(left / k / (arms * (0.06 + n * (0.00025 + g)))); print (r < 8 ? 8 : r)
+		r = int(left / k / (arms * (0.25 + n * (0.00025 + g)))); print (r < 8 ? 8 : r)
 	}'
 }
 t0=$SECONDS
