@@ -128,6 +128,7 @@ else
 	echo "bench.sh: BenchmarkVAD: 4 settings + null in interleaved rounds within BENCH_BUDGET=${budget}s (each gap stops once every verdict is decided, or at the most rounds its share of the budget holds): gaps 0s and 100µs with $steps steps per arm (-benchtime=${steps}x), 2ms with $steps2ms (-benchtime=${steps2ms}x); progress: one line per block"
 fi
 gi=0
+most=0 # the most rounds any gap was given, for the weather's advice
 for g in 0s 100µs 2ms; do
 	n=$steps gs=0
 	case $g in
@@ -137,6 +138,7 @@ for g in 0s 100µs 2ms; do
 	c=$count
 	[ -n "$c" ] || c=$(rounds_for "$gs" "$n" $((3 - gi)))
 	[ "$g" = 2ms ] && [ -n "$cap2ms" ] && c=$cap2ms
+	[ "$c" -gt "$most" ] && most=$c
 	echo "bench.sh: gap $g: at most $c rounds (-count $c) of -benchtime=${n}x, $((SECONDS - t0))s of the budget spent"
 	run BenchmarkVAD -test.bench "^BenchmarkVAD\$/^gap=$g\$" -test.benchtime="${n}x" -test.count "$c"
 	gi=$((gi + 1))
@@ -157,7 +159,7 @@ echo "bench.sh: full output in $out"
 # verdicts and what to do about it.
 echo
 echo "== weather: the host while BenchmarkVAD ran"
-awk -v count="${count:-10}" -f "$here/weather.awk" "$out"
+awk -v count="$most" -f "$here/weather.awk" "$out"
 
 # Compare prints each gap's order and verdict table after its arms' lines,
 # under "    --- decodegap.Compare: BENCH: order and verdicts", every line
