@@ -43,6 +43,12 @@ on this host now: the smallest B/A change that a comparison of that many
 rounds would call faster or slower in 80% of runs, at the noise a2/a showed
 (nullband.MDEAt). Run it before a comparison to know what it can show.
 
+It also splits the median step's noise by level (within a block, between
+blocks of one round, between rounds: each run of a, a2 and null is one
+block) and prints the plan (steps per block × blocks × rounds) that reaches
+-mde in the least time, and with -budget the one with the smallest MDE that
+fits; -plan-out writes the plan for examples/vad/bench.sh (BENCH_PLAN).
+
 TARGET is a test binary or a package directory (built with 'go test -c');
 arguments after it inside the same shell word go to every run:
   decodegap calibrate -benchtime 2000x './examples/trials -work=100'
@@ -78,6 +84,7 @@ func runCalibrate(args []string, stdout, stderr io.Writer) int {
 	screen := fs.Bool("screen", true, "screen the host over each run (the screen: line of -o)")
 	var rf runFlags
 	rf.register(fs, "run")
+	lf := addLevelFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -150,7 +157,7 @@ func runCalibrate(args []string, stdout, stderr io.Writer) int {
 		defer unlock()
 	}
 	fmt.Fprintf(stderr, "decodegap calibrate: %d runs (a, a2 and null × %d rounds, seed %d) of %s\n", plan.Runs(), *rounds, *seed, strings.Join(cmdArgs, " "))
-	status, ok := runCalibrateRounds(ctx, &interleave.Runner{Plan: plan, Out: sink, Progress: stderr}, rf, *screen, stderr)
+	runs, status, ok := runCalibrateRounds(ctx, &interleave.Runner{Plan: plan, Out: sink, Progress: stderr}, rf, *screen, stderr)
 	if !ok {
 		return status
 	}
@@ -164,6 +171,9 @@ func runCalibrate(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	writeCalibration(stdout, rows, loadAverage())
+	if code := reportLevels(runs, lf, stdout, stderr); code != 0 {
+		return code
+	}
 	if *jsonPath != "" {
 		if err := writeJSONRows(*jsonPath, "calibrate", judged); err != nil {
 			fmt.Fprintf(stderr, "decodegap calibrate: %v\n", err)
@@ -177,7 +187,7 @@ func runCalibrate(args []string, stdout, stderr io.Writer) int {
 // rf, naming each lost run on stderr. It returns the exit status so far (0,
 // 1 when a run was lost, 130 when interrupted) and ok true when what
 // finished is to be judged.
-func runCalibrateRounds(ctx context.Context, r *interleave.Runner, rf runFlags, screen bool, stderr io.Writer) (status int, ok bool) {
+func runCalibrateRounds(ctx context.Context, r *interleave.Runner, rf runFlags, screen bool, stderr io.Writer) (runs []interleave.Run, status int, ok bool) {
 	r.Timeout, r.MaxFailed = rf.runnerTimeout(), rf.maxFailed
 	r.OnRun = func(run interleave.Run) bool {
 		if run.Err != nil {
@@ -200,12 +210,12 @@ func runCalibrateRounds(ctx context.Context, r *interleave.Runner, rf runFlags, 
 	if runErr != nil {
 		if ctx.Err() == nil {
 			fmt.Fprintf(stderr, "decodegap calibrate: more than -max-failed %d runs lost, so the rest were not run: %v\n", rf.maxFailed, runErr)
-			return 1, false
+			return runs, 1, false
 		}
 		fmt.Fprintf(stderr, "decodegap calibrate: %v; judging the %d finished runs\n", runErr, len(runs))
 		status = 130
 	}
-	return status, true
+	return runs, status, true
 }
 
 // calibration is one benchmark and metric's A/A figures.

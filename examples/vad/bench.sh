@@ -18,32 +18,48 @@
 # block (round, arm, elapsed, ETA) on standard error.
 #
 # Settings (environment):
-#   BENCH_COUNT       rounds, -count (default 10: under weighted Holm an
-#                     arm's median step is judged at 97.5% and its mean and
-#                     cpu/wall at 98.75%, whose intervals need 7 and 8 used
-#                     rounds; a busy host quarantines some)
+#   BENCH_BUDGET      seconds BenchmarkVAD may spend over its three gaps
+#                     (default 300: with the build and the census, make bench
+#                     fits 6 minutes on a quiet 2-core host). Each gap gets
+#                     an equal share of what is left when it starts, as the
+#                     most rounds (-count) its share holds at an estimated
+#                     round time; Compare stops a gap as soon as every
+#                     verdict is decided, and the time it leaves goes to
+#                     the gaps after it
+#   BENCH_COUNT       when set, every gap's most rounds instead of the
+#                     budget's (at least 8 leave the verdict's intervals
+#                     room: under weighted Holm an arm's median step is
+#                     judged at 97.5% and its mean and cpu/wall at 98.75%,
+#                     whose intervals need 7 and 8 used rounds)
 #   BENCH_STEPS       steps per arm per round at gaps 0s and 100µs, N of
 #                     -benchtime=Nx (default 4000)
-#   BENCH_STEPS_2MS   steps per arm per round at the 2ms gap (default 600)
+#   BENCH_STEPS_2MS   steps per arm per round at the 2ms gap (default 300:
+#                     docs/noise-levels.md, the noise there is between
+#                     blocks, so shorter blocks and more rounds pay)
+#   BENCH_PLAN        a plan file from 'decodegap calibrate -plan-out': its
+#                     steps set BENCH_STEPS_2MS and its rounds × blocks the
+#                     2ms gap's most rounds
 #   BENCH_CENSUS_STEPS  steps of each census run (default 1000)
 #   BENCH_OUT         the output file (default bench.txt at the repository
 #                     root, which git ignores)
 #   GO                the go command (default go)
 #
-# Why two step counts: a block must last long enough that one burst of a
-# co-tenant's CPU (tens of ms) does not decide its mean, or the null arm
-# disagrees with its twin and the round is rejected. 4000 steps at 0s and
-# 100µs and 600 at 2ms make every block last about 0.5-1.5 s (a step is
-# 120-250 µs here). With the defaults a run takes about three minutes
-# on a 2-core machine: 5 arms × 8 rounds × about 3 s (a block at each gap), plus
-# opening sessions and the census.
+# Why two step counts: at 0s and 100µs a block must last long enough that
+# one burst of a co-tenant's CPU (tens of ms) does not decide its mean, or
+# the null arm disagrees with its twin and the round is rejected: 4000
+# steps make a block last about 0.5-1.5 s (a step is 120-250 µs here). At
+# 2ms the block medians of fresh sessions differ by far more than a
+# block's own sampling noise (docs/noise-levels.md), so 300 steps (about
+# 0.7 s) and more rounds reach a smaller MDE in the same time.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo_root=$(cd "$here/../.." && pwd)
-count=${BENCH_COUNT:-10}
+budget=${BENCH_BUDGET:-300}
+count=${BENCH_COUNT:-}
 steps=${BENCH_STEPS:-4000}
-steps2ms=${BENCH_STEPS_2MS:-600}
+steps2ms=${BENCH_STEPS_2MS:-300}
+cap2ms=
 census_steps=${BENCH_CENSUS_STEPS:-1000}
 out=${BENCH_OUT:-"$repo_root/bench.txt"}
 go=${GO:-go}
@@ -53,6 +69,26 @@ die() {
 	exit 1
 }
 
+if [ -n "${BENCH_PLAN:-}" ]; then
+	plan_steps= plan_blocks= plan_rounds=
+	{
+		read -r header || true
+		[ "$header" = "gapbench-plan v1" ] || die "BENCH_PLAN=$BENCH_PLAN: not a plan file (its first line is not 'gapbench-plan v1'; write one with decodegap calibrate -plan-out)"
+		while read -r key value; do
+			case $key in
+			steps) plan_steps=$value ;;
+			blocks) plan_blocks=$value ;;
+			rounds) plan_rounds=$value ;;
+			esac
+		done
+	} <"$BENCH_PLAN"
+	[ -n "$plan_steps" ] && [ -n "$plan_rounds" ] || die "BENCH_PLAN=$BENCH_PLAN: needs a steps and a rounds line"
+	steps2ms=$plan_steps
+	cap2ms=$((plan_rounds * ${plan_blocks:-1}))
+fi
+case $budget in '' | *[!0-9]*) die "BENCH_BUDGET=$budget: want whole seconds" ;; esac
+arms=5 # BenchmarkVAD's four settings and the null arm
+
 workdir=$(mktemp -d "${TMPDIR:-/tmp}/bench.XXXXXX")
 trap 'rm -rf "$workdir"' EXIT
 bin="$workdir/vad.test"
@@ -61,11 +97,13 @@ bin="$workdir/vad.test"
 # ARGS, appending its standard output (the results and logs) to $out. Its
 # standard error (Compare's progress, one line per block) goes straight to
 # the terminal. On failure, show the end of its output.
+# -test.v: each block's log (its "host: contended" line is the weather's
+# source; without -v Compare prints only the result lines and a note per arm).
 run() {
 	local name=$1
 	shift
 	local log="$workdir/run.log"
-	if ! (cd "$here" && "$bin" -test.run '^$' "$@" >"$log"); then
+	if ! (cd "$here" && "$bin" -test.run '^$' -test.v "$@" >"$log"); then
 		tail -n 40 "$log" >&2
 		die "$name failed (above: the end of its output)"
 	fi
@@ -75,9 +113,39 @@ run() {
 : >"$out"
 echo "bench.sh: building the benchmark binary (go test -c; a first build compiles ONNX Runtime's Go binding, a minute or more)"
 (cd "$here" && "$go" test -c -o "$bin" .) || die "go test -c failed in $here (above: why)"
-echo "bench.sh: BenchmarkVAD: 4 settings + null in $count interleaved rounds (-count $count): gaps 0s and 100µs with $steps steps per arm (-benchtime=${steps}x), 2ms with $steps2ms (-benchtime=${steps2ms}x); progress: one line per block"
-run BenchmarkVAD -test.bench '^BenchmarkVAD$/^gap=(0s|100µs)$' -test.benchtime="${steps}x" -test.count "$count"
-run BenchmarkVAD -test.bench '^BenchmarkVAD$/^gap=2ms$' -test.benchtime="${steps2ms}x" -test.count "$count"
+# rounds_for GAP_SECONDS STEPS GAPS_LEFT: the most rounds the gap's share of
+# the budget left holds, at an estimated round of 5 arms × (250 ms to open,
+# warm up and read the counters + STEPS × (250 µs + the gap)); at least 8.
+# (With 60 ms a block, the 2ms gap overran its share by a third at load 6.)
+rounds_for() {
+	local left=$((budget - SECONDS + t0))
+	awk -v left="$left" -v g="$1" -v n="$2" -v k="$3" -v arms="$arms" 'BEGIN {
+		r = int(left / k / (arms * (0.25 + n * (0.00025 + g)))); print (r < 8 ? 8 : r)
+	}'
+}
+t0=$SECONDS
+if [ -n "$count" ]; then
+	echo "bench.sh: BenchmarkVAD: 4 settings + null in $count interleaved rounds (-count $count): gaps 0s and 100µs with $steps steps per arm (-benchtime=${steps}x), 2ms with $steps2ms (-benchtime=${steps2ms}x); progress: one line per block"
+else
+	echo "bench.sh: BenchmarkVAD: 4 settings + null in interleaved rounds within BENCH_BUDGET=${budget}s (each gap stops once every verdict is decided, or at the most rounds its share of the budget holds): gaps 0s and 100µs with $steps steps per arm (-benchtime=${steps}x), 2ms with $steps2ms (-benchtime=${steps2ms}x); progress: one line per block"
+fi
+gi=0
+most=0 # the most rounds any gap was given, for the weather's advice
+for g in 0s 100µs 2ms; do
+	n=$steps gs=0
+	case $g in
+	100µs) gs=0.0001 ;;
+	2ms) n=$steps2ms gs=0.002 ;;
+	esac
+	c=$count
+	[ -n "$c" ] || c=$(rounds_for "$gs" "$n" $((3 - gi)))
+	[ "$g" = 2ms ] && [ -n "$cap2ms" ] && c=$cap2ms
+	[ "$c" -gt "$most" ] && most=$c
+	echo "bench.sh: gap $g: at most $c rounds (-count $c) of -benchtime=${n}x, $((SECONDS - t0))s of the budget spent"
+	run BenchmarkVAD -test.bench "^BenchmarkVAD\$/^gap=$g\$" -test.benchtime="${n}x" -test.count "$c"
+	gi=$((gi + 1))
+done
+spent=$((SECONDS - t0))
 # Without ONNX Runtime or the model the benchmarks skip, which go test reports
 # as a pass with no results.
 grep -q '^BenchmarkVAD/' "$out" ||
@@ -93,7 +161,7 @@ echo "bench.sh: full output in $out"
 # verdicts and what to do about it.
 echo
 echo "== weather: the host while BenchmarkVAD ran"
-awk -v count="$count" -f "$here/weather.awk" "$out"
+awk -v count="$most" -f "$here/weather.awk" "$out"
 
 # Compare prints each gap's order and verdict table after its arms' lines,
 # under "    --- decodegap.Compare: BENCH: order and verdicts", every line
@@ -108,6 +176,20 @@ awk '
 	block && /^[ \t]+order at GOMAXPROCS/ { next }
 	block && /^[ \t]/ { sub(/^    /, ""); print "  " $0; next }
 	{ block = 0 }
+' "$out"
+
+# How many step-latency rows (mean and median step of the three arms against
+# the base, at each gap) the verdicts decided, and in how long.
+awk -v spent="$spent" -v budget="$budget" -v count="$count" '
+	/^[ \t]+--- decodegap\.Compare: BenchmarkVAD\/[^:]*: order and verdicts/ { block = 1; next }
+	block && $1 ~ /^intra[12]-(no)?spin$/ && ($2 == "ns/op" || $2 == "p50-ns/op") {
+		rows++; if ($3 != "undecided") decided++
+	}
+	block && !/^[ \t]/ { block = 0 }
+	END {
+		how = count != "" ? "at most " count " rounds a gap (BENCH_COUNT)" : "BENCH_BUDGET=" budget "s"
+		printf "  decided: %d of %d step-latency rows (mean and median step, 3 arms × 3 gaps) in %ds of BenchmarkVAD, %s\n", decided, rows, spent, how
+	}
 ' "$out"
 
 echo

@@ -59,12 +59,21 @@ func BenchmarkVADRealtime(b *testing.B) {
 }
 
 // compareAt runs Settings at gap g in interleaved rounds.
+// With -vad.truth the arms are the ground truth's (truthArms).
 func compareAt(b *testing.B, g time.Duration) {
+	arms := Arms(Settings, 0)
+	if *truthFlag != "" {
+		fracs, err := parseTruth(*truthFlag)
+		if err != nil {
+			b.Fatal(err)
+		}
+		arms = truthArms(b, g, fracs)
+	}
 	decodegap.Compare(b, decodegap.CompareConfig{
 		Gap:    decodegap.Gap{Mean: g},
 		Warmup: warmup,
 		Seed:   1,
-	}, Arms(Settings, 0)...)
+	}, arms...)
 }
 
 // BenchmarkVADCensus runs the 2-thread arm at a 2 ms gap with spinning on

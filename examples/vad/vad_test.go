@@ -75,6 +75,8 @@ func TestBenchScriptRunsTheComparisonAndPrintsTheVerdicts(t *testing.T) {
 	// every gap, then the census of each spinning setting.
 	assert.Contains(t, printed, "in 3 interleaved rounds (-count 3): gaps 0s and 100µs with 64 steps per arm (-benchtime=64x), 2ms with 64 (-benchtime=64x)")
 	assert.Contains(t, printed, "full output in "+file)
+	assert.Contains(t, printed, "bench.sh: gap 2ms: at most 3 rounds (-count 3) of -benchtime=64x, ")
+	assert.Regexp(t, `\n  decided: \d+ of 18 step-latency rows \(mean and median step, 3 arms × 3 gaps\) in \d+s of BenchmarkVAD, at most 3 rounds a gap \(BENCH_COUNT\)\n`, printed)
 	assert.Contains(t, printed, "decodegap.Compare: BenchmarkVAD/gap=0s: round 1/3, ", "Compare's progress reaches the terminal")
 	assertArmTable(t, printed, []string{"sec/op", "p50-sec/op", "p90-sec/op", "cpu/wall", "gap-sec/op", "null-ratio"})
 	assert.NotContains(t, printed, "p99-sec/op", "bench.sh prints the main metrics only")
@@ -224,4 +226,23 @@ func TestBenchScriptSaysWhatToInstallWhenTheBenchmarksSkip(t *testing.T) {
 	require.Error(t, err, string(out))
 	assert.Contains(t, string(out), "bench.sh: BenchmarkVAD reported no results: it skips when ONNX Runtime or the Silero VAD model is missing; run 'make deps' at the repository root")
 	assert.NotContains(t, string(out), "== verdicts")
+}
+
+func TestBenchScriptRefusesABadPlanOrBudget(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "plan")
+	require.NoError(t, os.WriteFile(bad, []byte("steps 300\n"), 0o644))
+	half := filepath.Join(dir, "half")
+	require.NoError(t, os.WriteFile(half, []byte("gapbench-plan v1\nsteps 300\n"), 0o644))
+	for env, want := range map[string]string{
+		"BENCH_PLAN=" + bad:  "bench.sh: BENCH_PLAN=" + bad + ": not a plan file (its first line is not 'gapbench-plan v1'; write one with decodegap calibrate -plan-out)",
+		"BENCH_PLAN=" + half: "bench.sh: BENCH_PLAN=" + half + ": needs a steps and a rounds line",
+		"BENCH_BUDGET=6m":    "bench.sh: BENCH_BUDGET=6m: want whole seconds",
+	} {
+		cmd := exec.Command("bash", "bench.sh")
+		cmd.Env = append(os.Environ(), env, "BENCH_OUT="+filepath.Join(dir, "bench.txt"))
+		out, err := cmd.CombinedOutput()
+		require.Error(t, err, env)
+		assert.Contains(t, string(out), want, env)
+	}
 }

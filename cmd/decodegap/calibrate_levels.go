@@ -1,0 +1,228 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/gapbench/gapbench/internal/durfmt"
+	"github.com/gapbench/gapbench/internal/interleave"
+	"github.com/gapbench/gapbench/internal/levels"
+)
+
+// levelFlags are calibrate's flags for the noise by level and the plan.
+type levelFlags struct {
+	mde     *float64
+	budget  *time.Duration
+	arms    *int
+	planOut *string
+}
+
+// addLevelFlags registers the level flags on fs.
+func addLevelFlags(fs *flag.FlagSet) *levelFlags {
+	return &levelFlags{
+		mde:     fs.Float64("mde", 0.10, "the `effect` (a fraction, 0.10 for 10%) the plan must detect on the median step in 80% of runs"),
+		budget:  fs.Duration("budget", 0, "also print the plan with the smallest MDE that fits this `duration` (e.g. 6m)"),
+		arms:    fs.Int("arms", 3, "`arms` per round of the comparison the plan is for, the null arm included"),
+		planOut: fs.String("plan-out", "", "write the first benchmark's plan to `file` (read by examples/vad/bench.sh as BENCH_PLAN)"),
+	}
+}
+
+// levelRow is one benchmark's noise by level and its plans: numbers only,
+// written by writeLevels.
+type levelRow struct {
+	benchmark string
+	comp      levels.Components
+	cost      levels.Cost
+	// steps is the block size the runs used (their median N).
+	steps int
+	// plan reaches the -mde target (reached false: the best at the most
+	// rounds); today is the runs' block size with the rounds it needs.
+	plan, today       levels.Plan
+	reached, todayOK  bool
+	budget            levels.Plan // zero without -budget
+	budgetOK          bool
+	budgetMDE, target float64
+	err               error // why there is no estimate
+}
+
+// levelRowsOf estimates each benchmark's levels from the A/A runs: every
+// run of a, a2 and null is one block of its round. A block's cost beyond
+// its timed steps is the run's wall time less its steps × (mean step +
+// mean gap), the median over the runs.
+func levelRowsOf(runs []interleave.Run, lf *levelFlags) []levelRow {
+	type acc struct {
+		blocks []levels.Block
+		step   []float64
+		n      []float64
+	}
+	by := map[string]*acc{}
+	var order []string
+	var overhead []float64
+	for _, run := range runs {
+		if run.Err != nil || len(run.Results) == 0 {
+			continue
+		}
+		timed := 0.0
+		for _, r := range run.Results {
+			name := string(r.Name)
+			p50, ok1 := r.Value("p50-sec/op")
+			p90, ok2 := r.Value("p90-sec/op")
+			mean, ok3 := r.Value("sec/op")
+			if !ok1 || !ok2 || !ok3 {
+				continue
+			}
+			g, _ := r.Value("gap-sec/op")
+			if by[name] == nil {
+				by[name] = &acc{}
+				order = append(order, name)
+			}
+			a := by[name]
+			a.blocks = append(a.blocks, levels.Block{Round: run.Round, P50: p50, P90: max(p90, p50), Steps: r.Iters})
+			a.step = append(a.step, mean+g)
+			a.n = append(a.n, float64(r.Iters))
+			timed += float64(r.Iters) * (mean + g)
+		}
+		overhead = append(overhead, max(0, run.Wall.Seconds()-timed))
+	}
+	var rows []levelRow
+	for _, name := range order {
+		a := by[name]
+		row := levelRow{benchmark: name, target: *lf.mde, steps: int(median(a.n))}
+		row.cost = levels.Cost{Step: median(a.step), Block: median(overhead), Arms: max(*lf.arms, 2)}
+		row.comp, row.err = levels.Estimate(a.blocks)
+		if row.err == nil {
+			var lim levels.Limits
+			row.plan, row.reached = row.comp.Optimize(row.cost, row.target, lim)
+			fixed := lim
+			fixed.MinSteps, fixed.MaxSteps, fixed.MaxBlocks = row.steps, row.steps, 1
+			row.today, row.todayOK = row.comp.Optimize(row.cost, row.target, fixed)
+			if *lf.budget > 0 {
+				row.budget, row.budgetOK = row.comp.ForBudget(row.cost, lf.budget.Seconds(), lim)
+				row.budgetMDE = row.comp.MDE(row.budget, 0.975)
+			}
+		}
+		rows = append(rows, row)
+	}
+	return rows
+}
+
+// median of x; NaN when empty.
+func median(x []float64) float64 {
+	if len(x) == 0 {
+		return math.NaN()
+	}
+	s := slices.Clone(x)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// pctSD formats a variance of a logarithm as its standard deviation in
+// percent.
+func pctSD(v float64) string { return fmt.Sprintf("±%.1f%%", 100*math.Sqrt(v)) }
+
+// secs formats seconds as a duration: a step with three digits, a span
+// of a second or more as durfmt.Elapsed does.
+func secs(s float64) string {
+	if s < 1 {
+		return durfmt.Ns(s * 1e9)
+	}
+	return durfmt.Elapsed(time.Duration(s * float64(time.Second)))
+}
+
+// writeLevels prints the noise by level and the plans.
+func writeLevels(w io.Writer, rows []levelRow) {
+	if len(rows) == 0 {
+		return
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "noise by level of the median step (ln p50-sec/op; each run of a, a2 and null is one block of its round):")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "benchmark\twithin a block\tbetween blocks\tbetween rounds\tstep+gap\tblock overhead")
+	for _, r := range rows {
+		if r.err != nil {
+			fmt.Fprintf(tw, "%s\tunknown: %v\t\t\t\t\n", r.benchmark, r.err)
+			continue
+		}
+		sw, sb, sr := r.comp.Shares()
+		fmt.Fprintf(tw, "%s\t%s (%.0f%%) at %d steps\t%s (%.0f%%)\t%s (%.0f%%)\t%s\t%s\n", r.benchmark,
+			pctSD(r.comp.Within), 100*sw, r.steps, pctSD(r.comp.Between), 100*sb, pctSD(r.comp.Rounds), 100*sr,
+			secs(r.cost.Step), secs(r.cost.Block))
+	}
+	tw.Flush()
+	for _, r := range rows {
+		if r.err != nil {
+			continue
+		}
+		fmt.Fprintf(w, "%s: plan for a %s MDE on p50 (-mde %g, %d arms a round): ", r.benchmark, mdePct(r.target), r.target, r.cost.Arms)
+		if !r.reached {
+			fmt.Fprintf(w, "none within %d rounds; the closest, %v, gives %s\n", r.plan.Rounds, r.plan, mdePct(r.comp.MDE(r.plan, 0.975)))
+		} else {
+			fmt.Fprintf(w, "%v (-benchtime %dx -count %d), %s", r.plan, r.plan.Steps, r.plan.Rounds*r.plan.Blocks, secs(r.cost.Seconds(r.plan)))
+			if r.todayOK {
+				fmt.Fprintf(w, "; at this run's %d steps a block: %d rounds, %s (%.1f× the time)", r.steps, r.today.Rounds, secs(r.cost.Seconds(r.today)), r.cost.Seconds(r.today)/r.cost.Seconds(r.plan))
+			} else {
+				fmt.Fprintf(w, "; at this run's %d steps a block no round count up to %d reaches it", r.steps, r.today.Rounds)
+			}
+			fmt.Fprintln(w)
+		}
+		if r.budget.Steps > 0 {
+			if r.budgetOK {
+				fmt.Fprintf(w, "%s: within -budget %s: %v, MDE %s\n", r.benchmark, secs(r.cost.Seconds(r.budget)), r.budget, mdePct(r.budgetMDE))
+			} else {
+				fmt.Fprintf(w, "%s: -budget is shorter than the cheapest plan, %v\n", r.benchmark, r.budget)
+			}
+		}
+	}
+}
+
+// writePlanFile writes the first estimated row's plan (the -budget plan
+// when -budget is set and fits, else the -mde plan) to path.
+func writePlanFile(path string, rows []levelRow) error {
+	for _, r := range rows {
+		if r.err != nil {
+			continue
+		}
+		p := r.plan
+		if r.budgetOK {
+			p = r.budget
+		}
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+		if err != nil {
+			return err
+		}
+		if err := p.WriteFile(f); err != nil {
+			f.Close()
+			return err
+		}
+		return f.Close()
+	}
+	names := make([]string, len(rows))
+	for i, r := range rows {
+		names[i] = r.benchmark
+	}
+	return fmt.Errorf("-plan-out %s: no benchmark had an estimate (%s): the runs need p50-sec/op and p90-sec/op in at least two rounds", path, strings.Join(names, ", "))
+}
+
+// reportLevels prints the levels and plans of runs and writes -plan-out;
+// it returns 1 when the plan file could not be written.
+func reportLevels(runs []interleave.Run, lf *levelFlags, stdout, stderr io.Writer) int {
+	rows := levelRowsOf(runs, lf)
+	writeLevels(stdout, rows)
+	if *lf.planOut != "" {
+		if err := writePlanFile(*lf.planOut, rows); err != nil {
+			fmt.Fprintf(stderr, "decodegap calibrate: %v\n", err)
+			return 1
+		}
+	}
+	return 0
+}

@@ -1,0 +1,95 @@
+package main
+
+import (
+	"bytes"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/perf/benchfmt"
+
+	"github.com/gapbench/gapbench/internal/interleave"
+	"github.com/gapbench/gapbench/internal/levels"
+)
+
+// levelRuns returns calibrate's runs of a benchmark whose blocks differ by
+// a lognormal σ of between (and share a round's σ of 0.02), 600 steps of
+// 170 µs with a 2 ms gap, each run taking 0.2 s beyond its steps.
+func levelRuns(rounds int, between float64) []interleave.Run {
+	r := rand.New(rand.NewPCG(3, 4))
+	var runs []interleave.Run
+	for round := 1; round <= rounds; round++ {
+		w := 0.02 * r.NormFloat64()
+		for pos, arm := range []string{"a", "a2", "null"} {
+			p50 := 170e-6 * math.Exp(w+between*r.NormFloat64())
+			res := &benchfmt.Result{Name: benchfmt.Name("VAD"), Iters: 600, Values: []benchfmt.Value{
+				{Value: p50 * 1.05, Unit: "sec/op"}, {Value: p50, Unit: "p50-sec/op"}, {Value: p50 * 1.6, Unit: "p90-sec/op"}, {Value: 2e-3, Unit: "gap-sec/op"},
+			}}
+			wall := time.Duration((0.2 + 600*(p50*1.05+2e-3)) * float64(time.Second))
+			runs = append(runs, interleave.Run{Round: round, Pos: pos + 1, Arm: arm, Wall: wall, Results: []*benchfmt.Result{res}})
+		}
+	}
+	return runs
+}
+
+func testLevelFlags(mde float64, budget time.Duration, planOut string) *levelFlags {
+	arms := 5
+	return &levelFlags{mde: &mde, budget: &budget, arms: &arms, planOut: &planOut}
+}
+
+func TestLevelsFindTheNoiseBetweenBlocksAndShortenThem(t *testing.T) {
+	rows := levelRowsOf(levelRuns(20, 0.15), testLevelFlags(0.10, 6*time.Minute, ""))
+	require.Len(t, rows, 1)
+	r := rows[0]
+	require.NoError(t, r.err)
+	_, between, _ := r.comp.Shares()
+	assert.Greater(t, between, 0.6)
+	assert.InDelta(t, 0.2, r.cost.Block, 0.01)
+	assert.Equal(t, 600, r.steps)
+	require.True(t, r.reached)
+	assert.Less(t, r.plan.Steps, 600, "%v", r.plan)
+	require.True(t, r.todayOK)
+	assert.Less(t, r.cost.Seconds(r.plan), r.cost.Seconds(r.today))
+	var out bytes.Buffer
+	writeLevels(&out, rows)
+	s := out.String()
+	assert.Contains(t, s, "noise by level of the median step")
+	assert.Contains(t, s, "VAD: plan for a 10% MDE on p50 (-mde 0.1, 5 arms a round): ")
+	assert.Contains(t, s, "at this run's 600 steps a block: ")
+	assert.Contains(t, s, "within -budget")
+}
+
+func TestLevelsSayWhenNoPlanReaches(t *testing.T) {
+	rows := levelRowsOf(levelRuns(10, 0.5), testLevelFlags(0.01, 0, ""))
+	var out bytes.Buffer
+	writeLevels(&out, rows)
+	assert.Contains(t, out.String(), "none within 200 rounds; the closest, ")
+	assert.NotContains(t, out.String(), "budget")
+}
+
+func TestLevelsNeedTwoRounds(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "plan")
+	lf := testLevelFlags(0.10, 0, path)
+	var out, errOut bytes.Buffer
+	assert.Equal(t, 1, reportLevels(levelRuns(1, 0.1), lf, &out, &errOut))
+	assert.Contains(t, out.String(), "unknown: levels: need at least two rounds")
+	assert.Contains(t, errOut.String(), "no benchmark had an estimate (VAD)")
+}
+
+func TestPlanOutIsReadBack(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "plan")
+	var out, errOut bytes.Buffer
+	require.Equal(t, 0, reportLevels(levelRuns(20, 0.15), testLevelFlags(0.10, 0, path), &out, &errOut), errOut.String())
+	f, err := os.Open(path)
+	require.NoError(t, err)
+	defer f.Close()
+	p, err := levels.ReadPlan(f)
+	require.NoError(t, err)
+	rows := levelRowsOf(levelRuns(20, 0.15), testLevelFlags(0.10, 0, ""))
+	assert.Equal(t, rows[0].plan, p)
+}

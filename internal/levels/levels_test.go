@@ -1,0 +1,168 @@
+package levels
+
+import (
+	"bytes"
+	"errors"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// vadTruth is the model of the Silero VAD at a 2 ms gap that
+// docs/noise-levels.md simulates: steps spread about ±37% inside a block
+// (p90/p50 ≈ 1.6), blocks about ±15% between sessions, rounds ±10%.
+var vadTruth = Truth{StepSigma: 0.37, BetweenSigma: 0.15, RoundSigma: 0.10}
+
+// vadCost is make bench's 2 ms gap: a step of about 170 µs after its gap,
+// about 0.1 s a block to open the session and warm up, five arms.
+var vadCost = Cost{Step: 0.00217, Block: 0.11, Arms: 5}
+
+func TestEstimateRecoversTheLevels(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	blocks := vadTruth.CalibrationRun(r, 60, 3, 600)
+	c, err := Estimate(blocks)
+	require.NoError(t, err)
+	want := vadTruth.Components(600)
+	assert.Equal(t, 180, c.Blocks)
+	assert.Equal(t, 60, c.NRounds)
+	assert.InDelta(t, 600, c.Steps, 1e-9)
+	assert.InEpsilon(t, want.Within, c.Within, 0.25, "within")
+	assert.InEpsilon(t, want.Between, c.Between, 0.3, "between")
+	assert.InEpsilon(t, want.Rounds, c.Rounds, 0.5, "rounds")
+	w, b, rr := c.Shares()
+	assert.InDelta(t, 1, w+b+rr, 1e-12)
+	assert.Greater(t, b, w, "the VAD's noise is between blocks")
+}
+
+func TestEstimateZeroesANegativeComponent(t *testing.T) {
+	// Every round identical: no weather, so Rounds must be 0, not below.
+	var blocks []Block
+	for r := range 4 {
+		blocks = append(blocks, Block{r, 100, 150, 500}, Block{r, 110, 160, 500}, Block{r, 90, 130, 500})
+	}
+	c, err := Estimate(blocks)
+	require.NoError(t, err)
+	assert.Zero(t, c.Rounds)
+	assert.Greater(t, c.Between, 0.0)
+}
+
+func TestEstimateRefuses(t *testing.T) {
+	_, err := Estimate([]Block{{0, 1, 2, 10}, {0, 1, 2, 10}, {1, 1, 2, 10}})
+	assert.ErrorIs(t, err, ErrTooFew)
+	_, err = Estimate([]Block{{0, 2, 1, 10}})
+	assert.ErrorContains(t, err, "P50 ≤ P90")
+}
+
+func TestMDEMatchesTheClosedForm(t *testing.T) {
+	// exp((t(0.9875,9)+t(0.8,9))·0.1/√10) − 1 with t quantiles 2.685 and 0.883.
+	assert.InDelta(t, math.Expm1((2.6850+0.8834)*0.1/math.Sqrt(10)), MDEAt(0.1, 10, 0.975), 2e-4)
+	assert.True(t, math.IsInf(MDEAt(0.1, 1, 0.975), 1))
+}
+
+// TestOptimizeShortensBlocksWhenTheNoiseIsBetweenThem pins the plan's
+// logic: when blocks differ far more than their steps' sampling noise, the
+// plan takes the shortest blocks allowed; when the steps are the noise, it
+// takes long ones.
+func TestOptimizeShortensBlocksWhenTheNoiseIsBetweenThem(t *testing.T) {
+	l := Limits{}
+	p, ok := vadTruth.Components(600).Optimize(vadCost, 0.10, l)
+	require.True(t, ok)
+	assert.Equal(t, 256, p.Steps, "%v", p)
+	stepsNoise := Truth{StepSigma: 1.5, BetweenSigma: 0.005}
+	q, ok := stepsNoise.Components(600).Optimize(vadCost, 0.05, l)
+	require.True(t, ok)
+	assert.Greater(t, q.Steps, 2*p.Steps, "%v", q)
+	assert.LessOrEqual(t, stepsNoise.Components(600).MDE(q, 0.975), 0.05)
+}
+
+func TestOptimizeSaysWhenNoPlanReaches(t *testing.T) {
+	p, ok := vadTruth.Components(600).Optimize(vadCost, 0.001, Limits{MaxRounds: 20})
+	assert.False(t, ok)
+	assert.Equal(t, 20, p.Rounds)
+}
+
+func TestForBudget(t *testing.T) {
+	c := vadTruth.Components(600)
+	p, ok := c.ForBudget(vadCost, 360, Limits{})
+	require.True(t, ok)
+	assert.LessOrEqual(t, vadCost.Seconds(p), 360.0)
+	fixed := Plan{Steps: 600, Blocks: 1, Rounds: int(360 / vadCost.Seconds(Plan{600, 1, 1}))}
+	assert.Less(t, c.MDE(p, 0.975), c.MDE(fixed, 0.975))
+	_, ok = c.ForBudget(vadCost, 1, Limits{})
+	assert.False(t, ok)
+}
+
+func TestPlanFileRoundTrip(t *testing.T) {
+	p := Plan{Steps: 256, Blocks: 2, Rounds: 31}
+	var buf bytes.Buffer
+	require.NoError(t, p.WriteFile(&buf))
+	q, err := ReadPlan(&buf)
+	require.NoError(t, err)
+	assert.Equal(t, p, q)
+	for in, want := range map[string]string{
+		"nope\n":                              "header",
+		planHeader + "\nsteps 10\nblocks 1\n": "no rounds line",
+		planHeader + "\nsteps 10\nblocks 1\nrounds 0\n":        "line 4: rounds",
+		planHeader + "\nsteps 10\nblocks 1\nrounds 3\nfoo 1\n": "unknown key",
+	} {
+		_, err := ReadPlan(strings.NewReader(in))
+		var pe *PlanError
+		require.True(t, errors.As(err, &pe), in)
+		assert.Contains(t, err.Error(), want)
+	}
+	assert.Equal(t, "600 steps × 1 block × 10 rounds", Plan{600, 1, 10}.String())
+}
+
+// measuredTruth is the three levels measured on the VAD at a 2 ms gap
+// under load 12-22 (docs/noise-levels.md, scripts/levelsfrom on
+// scripts/truth-trials.sh's first trial): within ±4.5% at 300 steps (a
+// step σ of 0.62), between blocks ±25.7%, between rounds ±14.5%; a block
+// cost 0.59 s beyond its steps and a step with its gap 2.67 ms.
+var (
+	measuredTruth = Truth{StepSigma: 0.62, BetweenSigma: 0.257, RoundSigma: 0.145}
+	measuredCost  = Cost{Step: 0.00267, Block: 0.59, Arms: 5}
+)
+
+// TestCalibratedPlanSavesTime is the simulation of docs/noise-levels.md:
+// calibrate a plan from a simulated A/A run (3 blocks a round, 20 rounds of
+// 600 steps), then simulate comparisons under the true model and count the
+// rounds each plan needs to reach the MDE target. The calibrated plan must
+// take less time than today's fixed 600 steps × 1 block.
+func TestCalibratedPlanSavesTime(t *testing.T) {
+	if testing.Short() {
+		t.Skip("simulates thousands of comparisons")
+	}
+	const conf, trials = 0.975, 400
+	for _, c := range []struct {
+		name   string
+		truth  Truth
+		cost   Cost
+		target float64
+		ratio  float64 // the least saving accepted
+	}{
+		{"issue", vadTruth, vadCost, 0.10, 1.5},
+		{"measured", measuredTruth, measuredCost, 0.15, 1.3},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := rand.New(rand.NewPCG(7, 7))
+			est, err := Estimate(c.truth.CalibrationRun(r, 20, 3, 600))
+			require.NoError(t, err)
+			plan, ok := est.Optimize(c.cost, c.target, Limits{})
+			require.True(t, ok)
+			rc, ok := c.truth.SimulatedRounds(plan, c.target, conf, 8, 400, trials, 1)
+			require.True(t, ok)
+			rf, ok := c.truth.SimulatedRounds(Plan{Steps: 600, Blocks: 1}, c.target, conf, 8, 400, trials, 1)
+			require.True(t, ok)
+			plan.Rounds = rc
+			fixed := Plan{Steps: 600, Blocks: 1, Rounds: rf}
+			tc, tf := c.cost.Seconds(plan), c.cost.Seconds(fixed)
+			t.Logf("MDE %.0f%%: calibrated %v: %.0f s; fixed %v: %.0f s; ratio fixed/calibrated %.2f", 100*c.target, plan, tc, fixed, tf, tf/tc)
+			assert.Less(t, tc, tf)
+			assert.Greater(t, tf/tc, c.ratio)
+		})
+	}
+}
