@@ -15,11 +15,11 @@ import (
 // vadTruth is the model of the Silero VAD at a 2 ms gap that
 // docs/noise-levels.md simulates: steps spread about ±37% inside a block
 // (p90/p50 ≈ 1.6), blocks about ±15% between sessions, rounds ±10%.
-var vadTruth = Truth{StepSigma: 0.37, BetweenSigma: 0.15, RoundSigma: 0.10}
+var vadTruth = IssueTruth
 
 // vadCost is make bench's 2 ms gap: a step of about 170 µs after its gap,
 // about 0.1 s a block to open the session and warm up, five arms.
-var vadCost = Cost{Step: 0.00217, Block: 0.11, Arms: 5}
+var vadCost = IssueCost
 
 func TestEstimateRecoversTheLevels(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
@@ -123,8 +123,8 @@ func TestPlanFileRoundTrip(t *testing.T) {
 // step σ of 0.62), between blocks ±25.7%, between rounds ±14.5%; a block
 // cost 0.59 s beyond its steps and a step with its gap 2.67 ms.
 var (
-	measuredTruth = Truth{StepSigma: 0.62, BetweenSigma: 0.257, RoundSigma: 0.145}
-	measuredCost  = Cost{Step: 0.00267, Block: 0.59, Arms: 5}
+	measuredTruth = MeasuredTruth
+	measuredCost  = MeasuredCost
 )
 
 // TestCalibratedPlanSavesTime is the simulation of docs/noise-levels.md:
@@ -136,7 +136,6 @@ func TestCalibratedPlanSavesTime(t *testing.T) {
 	if testing.Short() {
 		t.Skip("simulates thousands of comparisons")
 	}
-	const conf, trials = 0.975, 400
 	for _, c := range []struct {
 		name   string
 		truth  Truth
@@ -144,25 +143,16 @@ func TestCalibratedPlanSavesTime(t *testing.T) {
 		target float64
 		ratio  float64 // the least saving accepted
 	}{
-		{"issue", vadTruth, vadCost, 0.10, 1.5},
-		{"measured", measuredTruth, measuredCost, 0.15, 1.3},
+		{"issue", IssueTruth, IssueCost, 0.10, 1.5},
+		{"measured", MeasuredTruth, MeasuredCost, 0.15, 1.3},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			r := rand.New(rand.NewPCG(7, 7))
-			est, err := Estimate(c.truth.CalibrationRun(r, 20, 3, 600))
-			require.NoError(t, err)
-			plan, ok := est.Optimize(c.cost, c.target, Limits{})
+			sv, ok := SimulateSavings(c.truth, c.cost, c.target, 0.975, 600, 400, 7)
 			require.True(t, ok)
-			rc, ok := c.truth.SimulatedRounds(plan, c.target, conf, 8, 400, trials, 1)
-			require.True(t, ok)
-			rf, ok := c.truth.SimulatedRounds(Plan{Steps: 600, Blocks: 1}, c.target, conf, 8, 400, trials, 1)
-			require.True(t, ok)
-			plan.Rounds = rc
-			fixed := Plan{Steps: 600, Blocks: 1, Rounds: rf}
-			tc, tf := c.cost.Seconds(plan), c.cost.Seconds(fixed)
-			t.Logf("MDE %.0f%%: calibrated %v: %.0f s; fixed %v: %.0f s; ratio fixed/calibrated %.2f", 100*c.target, plan, tc, fixed, tf, tf/tc)
-			assert.Less(t, tc, tf)
-			assert.Greater(t, tf/tc, c.ratio)
+			t.Logf("MDE %.0f%%: calibrated %v: %.0f s; fixed %v: %.0f s; ratio fixed/calibrated %.2f",
+				100*c.target, sv.Calibrated, sv.CalibratedSeconds, sv.Fixed, sv.FixedSeconds, sv.FixedSeconds/sv.CalibratedSeconds)
+			assert.Less(t, sv.CalibratedSeconds, sv.FixedSeconds)
+			assert.Greater(t, sv.FixedSeconds/sv.CalibratedSeconds, c.ratio)
 		})
 	}
 }
