@@ -97,17 +97,17 @@ bin="$workdir/vad.test"
 # ARGS, appending its standard output (the results and logs) to $out. Its
 # standard error (Compare's progress, one line per block) goes straight to
 # the terminal. On failure, show the end of its output.
-# -test.v: each block's log (its "host: contended" line is the weather's
-# source; without -v Compare prints only the result lines and a note per arm).
 run() {
 	local name=$1
 	shift
 	local log="$workdir/run.log"
-	if ! (cd "$here" && "$bin" -test.run '^$' -test.v "$@" >"$log"); then
+	if ! (cd "$here" && "$bin" -test.run '^$' "$@" >"$log"); then
 		tail -n 40 "$log" >&2
 		die "$name failed (above: the end of its output)"
 	fi
-	cat "$log" >>"$out"
+	# Under -test.v, testing names each benchmark on a line of its own
+	# before its results: drop those bare names, which are no results.
+	grep -v -E '^Benchmark[^[:space:]]*$' "$log" >>"$out"
 }
 
 : >"$out"
@@ -142,7 +142,9 @@ for g in 0s 100µs 2ms; do
 	[ "$g" = 2ms ] && [ -n "$cap2ms" ] && c=$cap2ms
 	[ "$c" -gt "$most" ] && most=$c
 	echo "bench.sh: gap $g: at most $c rounds (-count $c) of -benchtime=${n}x, $((SECONDS - t0))s of the budget spent"
-	run BenchmarkVAD -test.bench "^BenchmarkVAD\$/^gap=$g\$" -test.benchtime="${n}x" -test.count "$c"
+	# -test.v: each block's log, whose "host: contended" line is the
+	# weather's source (without -v Compare prints only the result lines).
+	run BenchmarkVAD -test.v -test.bench "^BenchmarkVAD\$/^gap=$g\$" -test.benchtime="${n}x" -test.count "$c"
 	gi=$((gi + 1))
 done
 spent=$((SECONDS - t0))
@@ -168,7 +170,7 @@ awk -v count="$most" -f "$here/weather.awk" "$out"
 # indented; the table is internal/verdicttext's. Print each gap's block
 # without the order (it is in the file).
 echo
-echo "== verdicts: each arm against the first arm, mean step (ns/op), median step (p50-ns/op) and CPU per wall second (cpu/wall), judged against the null arm"
+echo "== verdicts: each arm against the first arm, mean step (sec/op), median step (p50-sec/op) and CPU time per step (cpu-sec/op), judged against the null arm (its own rows: the A/A check)"
 awk '
 	/^[ \t]+--- decodegap\.Compare: BenchmarkVAD\/[^:]*: order and verdicts/ {
 		split($3, p, "/"); sub(/:$/, "", p[2]); print p[2]; block = 1; next
@@ -182,7 +184,7 @@ awk '
 # the base, at each gap) the verdicts decided, and in how long.
 awk -v spent="$spent" -v budget="$budget" -v count="$count" '
 	/^[ \t]+--- decodegap\.Compare: BenchmarkVAD\/[^:]*: order and verdicts/ { block = 1; next }
-	block && $1 ~ /^intra[12]-(no)?spin$/ && ($2 == "ns/op" || $2 == "p50-ns/op") {
+	block && $1 ~ /^intra[12]-(no)?spin$/ && ($2 == "sec/op" || $2 == "p50-sec/op" || $2 == "ns/op" || $2 == "p50-ns/op") {
 		rows++; if ($3 != "undecided") decided++
 	}
 	block && !/^[ \t]/ { block = 0 }

@@ -85,7 +85,7 @@ func TestBenchScriptRunsTheComparisonAndPrintsTheVerdicts(t *testing.T) {
 	_, summary, ok := strings.Cut(printed, "bench.sh: full output in "+file+"\n\n== weather: the host while BenchmarkVAD ran\n")
 	require.True(t, ok, printed)
 	assert.Regexp(t, `^  (contended: \d+ of the \d+ blocks screened \(\d+%\); over all 45 blocks: foreign-% |the contention screen did not run on any of the 45 blocks)`, summary)
-	_, verdicts, ok := strings.Cut(summary, "\n== verdicts: each arm against the first arm, mean step (ns/op), median step (p50-ns/op) and CPU per wall second (cpu/wall), judged against the null arm\n")
+	_, verdicts, ok := strings.Cut(summary, "\n== verdicts: each arm against the first arm, mean step (sec/op), median step (p50-sec/op) and CPU time per step (cpu-sec/op), judged against the null arm (its own rows: the A/A check)\n")
 	require.True(t, ok, printed)
 	verdicts, rest, ok := strings.Cut(verdicts, "\n== benchstat: ")
 	require.True(t, ok, printed)
