@@ -59,6 +59,9 @@ func runLock(args []string, stdout, stderr io.Writer) int {
 	if os.Getenv(lockWatchEnv) != "" {
 		return runLockWatch()
 	}
+	if os.Getenv(lockGateEnv) != "" {
+		return runLockGate(args, stderr)
+	}
 	fl := flag.NewFlagSet("lock", flag.ContinueOnError)
 	fl.SetOutput(stderr)
 	fl.Usage = func() { fmt.Fprint(stderr, lockUsage); fl.PrintDefaults() }
@@ -98,20 +101,24 @@ func runLock(args []string, stdout, stderr io.Writer) int {
 	signal.Notify(sigs, runner.Signals...)
 	defer signal.Stop(sigs)
 	stop()
-	cmd := exec.Command(fl.Arg(0), fl.Args()[1:]...)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, stdout, stderr
-	// The command holds the lock too, so that the lock outlives
-	// decodegap lock until the command is gone.
-	cmd.ExtraFiles = []*os.File{l.File()}
-	tty, fg := foregroundTTY()
-	if fg {
-		cmd.SysProcAttr = &syscall.SysProcAttr{Foreground: true, Ctty: tty}
-	}
 	watch, err := startLockWatch(l.File())
 	if err != nil {
 		fmt.Fprintf(stderr, "decodegap lock: no watcher for the command's group (%v): if decodegap lock is killed, what the command started may outlive it\n", err)
 	}
 	defer watch.end()
+	cmd, gate, err := watch.command(fl.Args())
+	if err != nil {
+		fmt.Fprintf(stderr, "decodegap lock: %v\n", err)
+		return 1
+	}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, stdout, stderr
+	// The command holds the lock too, so that the lock outlives
+	// decodegap lock until the command is gone.
+	cmd.ExtraFiles = append([]*os.File{l.File()}, cmd.ExtraFiles...)
+	tty, fg := foregroundTTY()
+	if fg {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Foreground: true, Ctty: tty}
+	}
 	if err := runner.Start(cmd); err != nil {
 		fmt.Fprintf(stderr, "decodegap lock: %v\n", err)
 		return 1
@@ -120,7 +127,11 @@ func runLock(args []string, stdout, stderr io.Writer) int {
 		defer takeForeground(tty)
 	}
 	pid := cmd.Process.Pid
+	// The watcher learns the command's group before the command runs:
+	// the gate holds it until then (a kill in between would otherwise
+	// leave the watcher no group to kill).
 	watch.watch(pid)
+	gate.open()
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	for {
@@ -190,6 +201,80 @@ func startLockWatch(lock *os.File) (*lockWatch, error) {
 		return nil, err
 	}
 	return &lockWatch{pw: pw, w: w}, nil
+}
+
+// lockGateEnv, in decodegap lock's environment, makes it the gate of the
+// command (runLockGate).
+const lockGateEnv = "DECODEGAP_LOCK_GATE"
+
+// lockGate is the write end of the pipe the gate waits on; nil when the
+// command runs without a gate.
+type lockGate struct{ r, w *os.File }
+
+// open lets the command run, and closes this process's ends of the pipe.
+func (g *lockGate) open() {
+	if g != nil {
+		g.r.Close()
+		g.w.Write([]byte{1})
+		g.w.Close()
+	}
+}
+
+// command returns the command to start for args. With a watcher it is this
+// program as the gate (runLockGate), which execs args once open is called,
+// so that the watcher knows the group before anything of the command runs;
+// the gate's pipe is its second extra file (after the lock's).
+func (l *lockWatch) command(args []string) (*exec.Cmd, *lockGate, error) {
+	if l == nil {
+		return exec.Command(args[0], args[1:]...), nil, nil
+	}
+	if _, err := exec.LookPath(args[0]); err != nil {
+		return nil, nil, err
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return nil, nil, err
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, nil, err
+	}
+	cmd := exec.Command(self, append([]string{"lock", "--"}, args...)...)
+	cmd.Env = append(os.Environ(), lockGateEnv+"=1")
+	cmd.ExtraFiles = []*os.File{r}
+	return cmd, &lockGate{r: r, w: w}, nil
+}
+
+// runLockGate waits for the gate to open (a byte on descriptor 4), then
+// becomes the command args (after "--"), its environment without the gate's
+// variable. Its descriptor 3 is the lock, which the command inherits.
+func runLockGate(args []string, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "--" {
+		args = args[1:]
+	}
+	gate := os.NewFile(4, "decodegap lock gate")
+	var b [1]byte
+	if n, _ := gate.Read(b[:]); n != 1 {
+		return 1 // decodegap lock ended before the command was to run
+	}
+	gate.Close()
+	if len(args) == 0 {
+		return 2
+	}
+	path, err := exec.LookPath(args[0])
+	if err != nil {
+		fmt.Fprintf(stderr, "decodegap lock: %v\n", err)
+		return 127
+	}
+	var env []string
+	for _, e := range os.Environ() {
+		if !strings.HasPrefix(e, lockGateEnv+"=") {
+			env = append(env, e)
+		}
+	}
+	err = syscall.Exec(path, args, env)
+	fmt.Fprintf(stderr, "decodegap lock: %s: %v\n", args[0], err)
+	return 126
 }
 
 // watch tells the watcher the command's process group.
