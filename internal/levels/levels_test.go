@@ -117,16 +117,6 @@ func TestPlanFileRoundTrip(t *testing.T) {
 	assert.Equal(t, "600 steps × 1 block × 10 rounds", Plan{600, 1, 10}.String())
 }
 
-// measuredTruth is the three levels measured on the VAD at a 2 ms gap
-// under load 12-22 (docs/noise-levels.md, scripts/levelsfrom on
-// scripts/truth-trials.sh's first trial): within ±4.5% at 300 steps (a
-// step σ of 0.62), between blocks ±25.7%, between rounds ±14.5%; a block
-// cost 0.59 s beyond its steps and a step with its gap 2.67 ms.
-var (
-	measuredTruth = MeasuredTruth
-	measuredCost  = MeasuredCost
-)
-
 // TestCalibratedPlanSavesTime is the simulation of docs/noise-levels.md:
 // calibrate a plan from a simulated A/A run (3 blocks a round, 20 rounds of
 // 600 steps), then simulate comparisons under the true model and count the
