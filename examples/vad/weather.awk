@@ -30,6 +30,9 @@ function fig(name, a, n,    m, i, mx) {
 	}
 }
 /^--- BENCH: / { vad = ($3 ~ /^BenchmarkVAD\//) }
+# Under -test.v a Compare block's log follows its name, not a --- BENCH:
+# header; it opens with the line naming decodegap.Compare.
+/\(decodegap\.Compare: the order and the verdicts/ { vad = 1 }
 vad && /host: contended/ { contended++ }
 vad && /host: clean/ { clean++ }
 vad && /host: contention figures unavailable/ && why == "" { why = $0; sub(/.*host: contention figures unavailable /, "", why) }

@@ -80,3 +80,19 @@ func TestWeatherUnscreened(t *testing.T) {
 	assert.Equal(t, "  the contention screen did not run on any of the 2 blocks (no /proc/stat: not Linux?)\n"+
 		"  foreign-% unavailable, psi-some-% unavailable, load1 unavailable\n", out)
 }
+
+// Under -test.v (as bench.sh runs BenchmarkVAD) a block's log comes
+// before its result line, with no --- BENCH: header: its screen line
+// still counts, and the census's does not.
+func TestWeatherVerbose(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("goos: linux\n")
+	for i, h := range []string{contended, clean} {
+		fmt.Fprintf(&b, "    testingcontract.go:147: round 1 of 1 at GOMAXPROCS 2 (decodegap.Compare: the order and the verdicts follow the last arm's lines)\n        %s\n", h)
+		fmt.Fprintf(&b, "BenchmarkVAD/gap=0s/arm=a%d-2 \t      64\t    93002 ns/op\t%d foreign-%%\t100.0 psi-some-%%\t5.00 load1\n", i, 10*(i+1))
+	}
+	b.WriteString("BenchmarkVADCensus/spin=on-2 \t 64\t 1000 ns/op\t99 foreign-%\n--- BENCH: BenchmarkVADCensus/spin=on-2\n" +
+		"    census_test.go:1: host: contended: foreign 99% on CPUs 0,1 > 5%\n")
+	out := weather(t, b.String(), 8)
+	assert.Contains(t, out, "  contended: 1 of the 2 blocks screened (50%); over all 2 blocks: foreign-% median 15 (max 20)")
+}
