@@ -195,13 +195,7 @@ func runCalibrateRounds(ctx context.Context, r *interleave.Runner, rf runFlags, 
 		}
 		return false
 	}
-	if !screen {
-		r.NoScreen = "screening turned off (-screen=false)"
-	} else if sc, why := newScreener(); sc != nil {
-		r.Screener = sc
-	} else {
-		r.NoScreen = why
-	}
+	r.Screener, r.NoScreen = screenerFor("calibrate", screen, stderr)
 	runs, runErr := r.Run(ctx)
 	if n := lostBlocks(runs); n > 0 {
 		fmt.Fprintf(stderr, "decodegap calibrate: %d of %d runs lost; the MDE is from the rest\n", n, len(runs))

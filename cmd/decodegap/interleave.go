@@ -360,17 +360,7 @@ func (f *interleaveFlags) runRounds(ctx context.Context, plan *interleave.Plan, 
 			decidedAt = r.Round
 			return true
 		}}
-	if f.screen {
-		sc, why := newScreener()
-		if sc != nil {
-			runner.Screener = sc
-		} else {
-			runner.NoScreen = why
-			fmt.Fprintf(stderr, "decodegap interleave: screen: unavailable: %s\n", why)
-		}
-	} else {
-		runner.NoScreen = "screening turned off (-screen=false)"
-	}
+	runner.Screener, runner.NoScreen = screenerFor("interleave", f.screen, stderr)
 
 	runs, runErr := runner.Run(ctx)
 	var lost []*interleave.RunError

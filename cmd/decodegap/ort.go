@@ -467,16 +467,7 @@ func (f *ortFlags) runRounds(ctx context.Context, plan *interleave.Plan, iarms [
 			decidedAt = r.Round
 			return true
 		}}
-	if f.screen {
-		if sc, why := newScreener(); sc != nil {
-			runner.Screener = sc
-		} else {
-			runner.NoScreen = why
-			fmt.Fprintf(stderr, "decodegap ort: screen: unavailable: %s\n", why)
-		}
-	} else {
-		runner.NoScreen = "screening turned off (-screen=false)"
-	}
+	runner.Screener, runner.NoScreen = screenerFor("ort", f.screen, stderr)
 	runs, runErr := runner.Run(ctx)
 	status := 0
 	if n := lostBlocks(runs); n > 0 {

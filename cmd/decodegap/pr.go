@@ -232,7 +232,7 @@ func runPR(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stderr, "decodegap pr: %d benchmarks in %d packages, budget %v, results into %s\n", len(jobs), len(build.Packages), f.budget, f.out)
 
 	runner := &prreport.ProcessRunner{Seed: f.seed, Benchtime: f.benchtime, Log: stderr, Timeout: f.run.runnerTimeout()}
-	runner.Screener, runner.NoScreen = prScreener(f.screen, stderr)
+	runner.Screener, runner.NoScreen = screenerFor("pr", f.screen, stderr)
 	units := splitUnits(f.units)
 	opt := nullband.Options{Confidence: 1 - f.alpha, Delta: float64(f.delta), MaxRounds: f.maxRounds, MinRounds: f.minRounds}
 	sched := &prreport.Scheduler{Jobs: jobs, Runner: runner, Options: f.shard.options(opt), Units: units,
@@ -296,19 +296,6 @@ func (f prFlags) report(build *prreport.Build, jobs []*prreport.Job, unjudged []
 		}
 	}
 	return prStatus(status, jobs, rows, rep.Unjudged, failOn, stderr)
-}
-
-// prScreener returns the contention screener, or why there is none.
-func prScreener(on bool, stderr io.Writer) (interleave.Screener, string) {
-	if !on {
-		return nil, "screening turned off (-screen=false)"
-	}
-	sc, why := newScreener()
-	if sc == nil {
-		fmt.Fprintf(stderr, "decodegap pr: screen: unavailable: %s\n", why)
-		return nil, why
-	}
-	return sc, ""
 }
 
 // splitUnits splits a comma-separated -unit list, dropping empty items.

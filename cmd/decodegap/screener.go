@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/gapbench/gapbench/hostmon"
@@ -64,4 +65,19 @@ func screenResult(sp hostmon.Span, v hostmon.Verdict) interleave.ScreenResult {
 		return interleave.ScreenResult{Verdict: "clean", Detail: detail}
 	}
 	return interleave.ScreenResult{Verdict: "clean"}
+}
+
+// screenerFor returns the screener a command's runner uses, or none and
+// why (the runner's NoScreen): -screen=false, or a host that cannot be
+// screened, which is said on stderr.
+func screenerFor(command string, on bool, stderr io.Writer) (interleave.Screener, string) {
+	if !on {
+		return nil, "screening turned off (-screen=false)"
+	}
+	sc, why := newScreener()
+	if sc == nil {
+		fmt.Fprintf(stderr, "decodegap %s: screen: unavailable: %s\n", command, why)
+		return nil, why
+	}
+	return sc, ""
 }
