@@ -57,7 +57,7 @@ for g in $GAPS; do
 		echo "gap $g trial $t: load at start $load, ${secs}s"
 		awk -v g="$g" -v t="$t" '
 			/--- decodegap\.Compare: .*order and verdicts/ { table = 1; next }
-			table && $1 ~ /^(same|plus[0-9.]+pct)$/ && $2 ~ /^(p50-)?ns\/op$|^cpu\/wall$/ {
+			table && $1 ~ /^(same|plus[0-9.]+pct)$/ && $2 ~ /^(p50-)?(ns|sec)\/op$|^cpu\/wall$|^cpu-sec\/op$/ {
 				rounds = "-"
 				for (i = 4; i <= NF; i++) if ($i ~ /^[0-9]+(\+[0-9]+q)?$/) { split($i, u, "+"); rounds = u[1] + u[2]; break }
 				print g, t, $1, $2, $3, rounds
