@@ -101,11 +101,11 @@ func (c *counterReader) stepCPUBegin(j int) int64 {
 	if j%stepCPUEvery != 0 {
 		return -1
 	}
-	var ts unix.Timespec
-	if unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts) != nil {
+	ns, err := gap.ThreadCPU()
+	if err != nil {
 		return -1
 	}
-	return ts.Nano()
+	return ns
 }
 
 // stepCPUEnd adds the sampled step's CPU time since c0 (from
@@ -116,11 +116,11 @@ func (c *counterReader) stepCPUEnd(c0 int64) {
 	if c0 < 0 {
 		return
 	}
-	var ts unix.Timespec
-	if unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts) != nil {
+	ns, err := gap.ThreadCPU()
+	if err != nil {
 		return
 	}
-	c.stepCPUNs += ts.Nano() - c0
+	c.stepCPUNs += ns - c0
 	c.stepCPUs++
 }
 
@@ -266,8 +266,8 @@ func (c *counterReader) take(s *snapshot, iter int) {
 	s.cpuNs = ts.Nano()
 	s.stepCPUNs, s.stepCPUs = c.stepCPUNs, c.stepCPUs
 	s.tid, s.threadNs = 0, 0
-	if err := unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts); err == nil {
-		s.tid, s.threadNs = unix.Gettid(), ts.Nano()
+	if ns, err := gap.ThreadCPU(); err == nil {
+		s.tid, s.threadNs = unix.Gettid(), ns
 	}
 	var ru unix.Rusage
 	if err := unix.Getrusage(unix.RUSAGE_SELF, &ru); err != nil {

@@ -13,7 +13,7 @@ import (
 
 // cpuNow returns the CPU time of the calling thread in ns.
 func cpuNow(b *testing.B) int64 {
-	ns, err := threadCPU()
+	ns, err := ThreadCPU()
 	if err != nil {
 		b.Fatalf("clock_gettime(CLOCK_THREAD_CPUTIME_ID): %v", err)
 	}
@@ -139,7 +139,7 @@ func BenchmarkNow(b *testing.B) {
 // which a sleeping gap pays twice to account for its CPU.
 func BenchmarkThreadCPU(b *testing.B) {
 	for b.Loop() {
-		_, _ = threadCPU()
+		_, _ = ThreadCPU()
 	}
 }
 

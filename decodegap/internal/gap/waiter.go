@@ -158,12 +158,12 @@ func (w *Waiter) calibrate() error {
 	}
 	cpuOK := true
 	for i := range over {
-		c0, err0 := threadCPU()
+		c0, err0 := ThreadCPU()
 		target := Now() + probe
 		if err := w.sleepUntil(target); err != nil {
 			return fmt.Errorf("gap: calibrating the spin stretch, clock_nanosleep: %w", err)
 		}
-		c1, err1 := threadCPU()
+		c1, err1 := ThreadCPU()
 		over[i] = Now() - target // the reading is part of the wake-up, as in WaitUntil
 		cpu[i] = c1 - c0
 		cpuOK = cpuOK && err0 == nil && err1 == nil
@@ -182,8 +182,10 @@ func (w *Waiter) calibrate() error {
 	return nil
 }
 
-// threadCPU returns the CPU time of the calling thread in ns.
-func threadCPU() (int64, error) {
+// ThreadCPU returns the calling thread's CPU time (CLOCK_THREAD_CPUTIME_ID),
+// in ns; the caller's goroutine must be locked to its thread for two
+// readings to come from one clock.
+func ThreadCPU() (int64, error) {
 	var ts unix.Timespec
 	err := unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts)
 	return ts.Nano(), err
@@ -335,9 +337,9 @@ func (w *Waiter) sleepCharged(t int64) (int64, bool) {
 		w.cpuNs += w.lastCharge
 		return Now(), err == nil
 	}
-	c0, err0 := threadCPU()
+	c0, err0 := ThreadCPU()
 	err := w.sleepUntil(t)
-	c1, err1 := threadCPU()
+	c1, err1 := ThreadCPU()
 	woke := Now()
 	if err0 == nil && err1 == nil && err == nil {
 		w.charge += (float64(c1-c0) - w.charge) / chargeWeight
