@@ -2,11 +2,13 @@ package decodegap
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/gapbench/gapbench/internal/atomicfile"
 	"github.com/gapbench/gapbench/internal/report"
 )
 
@@ -43,22 +45,10 @@ func (c *comparison) writeJSON() error {
 		return fmt.Errorf("CompareConfig.JSON %s: %w", dir, err)
 	}
 	name := strings.NewReplacer("/", "_", " ", "_", string(os.PathSeparator), "_").Replace(c.bench) + ".json"
-	f, err := os.CreateTemp(dir, "."+name+".*")
+	err := atomicfile.Write(filepath.Join(dir, name), func(w io.Writer) error {
+		return report.WriteJSON(w, "compare", time.Now(), rows)
+	})
 	if err != nil {
-		return fmt.Errorf("CompareConfig.JSON %s: %w", dir, err)
-	}
-	err = report.WriteJSON(f, "compare", time.Now(), rows)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(f.Name(), 0o644)
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), filepath.Join(dir, name))
-	}
-	if err != nil {
-		os.Remove(f.Name())
 		return fmt.Errorf("CompareConfig.JSON %s: %w", dir, err)
 	}
 	return nil

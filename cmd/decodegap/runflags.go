@@ -4,12 +4,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"time"
 
+	"github.com/gapbench/gapbench/internal/atomicfile"
 	"github.com/gapbench/gapbench/internal/report"
 	"github.com/gapbench/gapbench/internal/runner"
 )
@@ -93,26 +92,8 @@ func writeJSONRows(path, command string, rows []report.Row) error {
 	return nil
 }
 
-// writeAtomic writes a report to path with write: into a new file beside
-// path, renamed over it, so that a reader never sees half a report and a
-// planted symlink at path is replaced, not written through.
+// writeAtomic writes a report to path (atomicfile.Write: beside it,
+// renamed over it).
 func writeAtomic(path string, write func(io.Writer) error) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	err = write(f)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(f.Name(), 0o644)
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), path)
-	}
-	if err != nil {
-		os.Remove(f.Name())
-	}
-	return err
+	return atomicfile.Write(path, write)
 }

@@ -12,7 +12,6 @@ package traceplot
 import (
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -20,6 +19,7 @@ import (
 	"gonum.org/v1/plot/vg/vgimg"
 	"gonum.org/v1/plot/vg/vgsvg"
 
+	"github.com/gapbench/gapbench/internal/atomicfile"
 	"github.com/gapbench/gapbench/internal/trace"
 )
 
@@ -58,23 +58,7 @@ func writeFile(path string, write func(w io.Writer, format string) error) error 
 	if err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return fmt.Errorf("traceplot: %w", err)
-	}
-	err = write(f, format)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		// CreateTemp makes the file 0600: a picture is for others to read.
-		err = os.Chmod(f.Name(), 0o644)
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), path)
-	}
-	if err != nil {
-		os.Remove(f.Name())
+	if err := atomicfile.Write(path, func(w io.Writer) error { return write(w, format) }); err != nil {
 		return fmt.Errorf("traceplot: %w", err)
 	}
 	return nil
