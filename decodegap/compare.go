@@ -104,6 +104,9 @@ func Compare(b *testing.B, cfg CompareConfig, arms ...Arm) {
 	if err := s.validate(n); err != nil {
 		b.Fatalf("decodegap.Compare: %v", err)
 	}
+	if err := checkSlice(&cfg, n); err != nil {
+		b.Fatalf("decodegap.Compare: %v", err)
+	}
 	all := arms
 	if !cfg.NoNullArm {
 		all = append(append([]Arm(nil), arms...), Arm{Name: NullArm, Open: arms[0].Open})
@@ -206,10 +209,25 @@ func (c *comparison) round(pi, r int) error {
 	p := c.plan
 	procs := p.procs[pi]
 	blocks := len(p.procs) * p.count * len(c.arms)
-	for _, a := range c.order[pi][r] {
-		res, run, err := c.block(c.arms[a])
+	var sliced []*result
+	var runs []*runner
+	if c.cfg.Slice > 0 {
+		var err error
+		sliced, runs, err = measureSliced(c.s, c.n, c.cfg.Slice, c.arms, c.order[pi][r], c.host)
 		if err != nil {
-			return fmt.Errorf("round %d of %d at GOMAXPROCS %d, arm %q: %w", r+1, p.count, procs, c.arms[a].Name, err)
+			return fmt.Errorf("round %d of %d at GOMAXPROCS %d, sliced (CompareConfig.Slice = %d): %w", r+1, p.count, procs, c.cfg.Slice, err)
+		}
+	}
+	for _, a := range c.order[pi][r] {
+		var res *result
+		var run *runner
+		if sliced != nil {
+			res, run = sliced[a], runs[a]
+		} else {
+			var err error
+			if res, run, err = c.block(c.arms[a]); err != nil {
+				return fmt.Errorf("round %d of %d at GOMAXPROCS %d, arm %q: %w", r+1, p.count, procs, c.arms[a].Name, err)
+			}
 		}
 		res.round, res.rounds, res.procs = r+1, p.count, procs
 		if dir := traceDir(c.s); dir != "" {

@@ -283,6 +283,18 @@ type CompareConfig struct {
 	// (the first round always runs). Stopping for the budget costs power,
 	// never false alarms. (Budget, above, is the CPU confinement.)
 	TimeBudget time.Duration
+	// Slice, when > 0, runs each round sliced: every arm's instance is
+	// opened (in the round's order) and warmed up, then the arms take turns
+	// until each has its block of N steps, each turn one unrecorded lead
+	// step and then Slice recorded steps, every step after its gap. The
+	// arms of a round then share the host's weather at the scale of a turn
+	// rather than a block: where blocks differ by more than their steps'
+	// noise (docs/noise-levels.md: a model at a 2 ms gap), the verdict
+	// needs far fewer rounds. Every instance of a round stays open for the
+	// round; the counter figures leave out the other arms' turns, the
+	// host's span the round. At least N/64 (rounded up); 0, the default,
+	// runs each block whole. Not with Gap.Open.
+	Slice int
 	// JSON, when set, names a folder Compare writes its verdict rows to as
 	// JSON (schema gapbench.report/v1, docs/guide/json.md): one file per
 	// benchmark, named from its name ("BenchmarkSpin-2.json", with "/"

@@ -49,6 +49,10 @@ type snapshot struct {
 	// like host, allocated once per slot.
 	userVals []float64
 	userErrs []error
+	// foreign marks the interval from the previous snapshot to this one
+	// as other arms' (a sliced round, CompareConfig.Slice): the counter
+	// span leaves it out.
+	foreign bool
 	// costNs is how long taking this snapshot took.
 	costNs int64
 	// err is why the kernel counters could not be read, or nil.

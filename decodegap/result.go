@@ -138,15 +138,20 @@ type counterSpan struct {
 	// last the snapshots it runs between.
 	from, to    int
 	first, last *snapshot
-	wallNs      int64
-	cpuNs       int64
-	userNs      int64
-	sysNs       int64
-	nvcsw       int64
-	nivcsw      int64
-	maxRSS      int64
-	gcCycles    uint64
-	gcPause     float64
+	// fi and li are first's and last's indexes in the runner's snapshots.
+	// In a sliced round (CompareConfig.Slice) the figures below leave out
+	// the intervals between them that ran other arms' turns; the host's
+	// figures and the census span them whole.
+	fi, li   int
+	wallNs   int64
+	cpuNs    int64
+	userNs   int64
+	sysNs    int64
+	nvcsw    int64
+	nivcsw   int64
+	maxRSS   int64
+	gcCycles uint64
+	gcPause  float64
 	// thread is the loop thread's CPU time over the span (counters.go).
 	thread threadSpan
 }
@@ -215,6 +220,15 @@ func (r *runner) fill(res *result, lat, gaps []int64, spanFrom int) {
 	res.proc = r.span(spanFrom)
 	if res.proc.ok && len(r.s.counters) > 0 {
 		res.user = userSpans(r.s.counters, res.proc.first, res.proc.last, res.proc.iters())
+		for i := range res.user {
+			if u := &res.user[i]; u.err == "" {
+				if d := r.foreignUser(i, res.proc.fi, res.proc.li); d == d {
+					u.delta -= d
+				} else {
+					u.err = "it could not be read at a turn of a sliced round (CompareConfig.Slice)"
+				}
+			}
+		}
 	}
 	r.hostSpan(res)
 }
@@ -345,7 +359,8 @@ func (r *runner) span(from int) counterSpan {
 			return counterSpan{why: s.err.Error()}
 		}
 	}
-	return counterSpan{
+	f := r.foreignSpan(fi, li)
+	c := counterSpan{
 		ok:   true,
 		from: first.iter, to: last.iter,
 		first: first, last: last,
@@ -358,7 +373,18 @@ func (r *runner) span(from int) counterSpan {
 		gcCycles: last.gcCycles - first.gcCycles,
 		gcPause:  last.gcPauseNs - first.gcPauseNs,
 		thread:   threadBetween(first, last),
+		fi:       fi, li: li,
 	}
+	c.wallNs -= f.wallNs
+	c.cpuNs -= f.cpuNs
+	c.userNs -= f.userNs
+	c.sysNs -= f.sysNs
+	c.nvcsw -= f.nvcsw
+	c.nivcsw -= f.nivcsw
+	c.gcCycles -= f.gcCycles
+	c.gcPause -= f.gcPause
+	c.thread.cpuNs -= f.thread.cpuNs
+	return c
 }
 
 // roundUp2 rounds n > 0 up to two significant digits.

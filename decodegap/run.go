@@ -199,6 +199,9 @@ type runner struct {
 	// with the requested gaps, and mode-specific config entries.
 	traceConfig map[string]string
 	noRequested bool
+	// foreignNext marks the next snapshot foreign (a sliced round's turn
+	// starts: see turn).
+	foreignNext bool
 }
 
 func newRunner(s *settings, n int) *runner {
@@ -255,18 +258,9 @@ func (r *runner) analyzeSingle() *result {
 // iteration) and its error.
 func (r *runner) loop(step Step) (int, error) {
 	warm, noGap := r.s.warmup, r.s.noGap()
-	prevEnd := gap.Now()
-	for i := 0; i < warm; i++ {
-		if !noGap {
-			r.waiter.WaitUntil(prevEnd + int64(r.seq.Next()))
-		}
-		start := gap.Now()
-		err := step()
-		prevEnd = gap.Now()
-		if err != nil {
-			return i, err
-		}
-		r.rec.warm(i, prevEnd-start)
+	i, prevEnd, err := r.warm(step)
+	if err != nil {
+		return i, err
 	}
 	r.afterWarmup()
 	rec := r.rec
@@ -298,6 +292,26 @@ func (r *runner) loop(step Step) (int, error) {
 	return 0, nil
 }
 
+// warm runs the warm-up iterations of one instance, each after its gap,
+// and returns when the last ended (gap.Now), or the index of a failed one
+// and its error.
+func (r *runner) warm(step Step) (int, int64, error) {
+	prevEnd := gap.Now()
+	for i := 0; i < r.s.warmup; i++ {
+		if !r.s.noGap() {
+			r.waiter.WaitUntil(prevEnd + int64(r.seq.Next()))
+		}
+		start := gap.Now()
+		err := step()
+		prevEnd = gap.Now()
+		if err != nil {
+			return i, prevEnd, err
+		}
+		r.rec.warm(i, prevEnd-start)
+	}
+	return 0, prevEnd, nil
+}
+
 // afterWarmup marks the end of the warm-up for the census: the threads
 // then are those of the first snapshot, which boundary takes next (reading
 // them here would allocate in the timed loop; censusPhases reads them from
@@ -316,6 +330,7 @@ func (r *runner) boundary(j int, force bool) {
 	r.snaps = r.cr.next(r.snaps)
 	s := &r.snaps[len(r.snaps)-1]
 	r.cr.take(s, j)
+	s.foreign, r.foreignNext = r.foreignNext, false
 	r.nextSnapNs = s.wallNs + r.cr.interval(s)
 }
 

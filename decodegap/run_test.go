@@ -46,6 +46,8 @@ func BenchmarkChild(b *testing.B) {
 		})
 	case "compare":
 		compareChild(b)
+	case "compare-sliced":
+		compareSlicedChild(b)
 	case "compare-seq":
 		compareSeqChild(b)
 	case "compare-20":

@@ -15,6 +15,7 @@
 #   COUNT     the most rounds, -count (Compare stops once every verdict is
 #             decided)                                        (default 40)
 #   TRUTH     the extra costs, -vad.truth                     (default 0.05,0.10)
+#   SLICE     CompareConfig.Slice, -vad.slice (default 0: blocks whole)
 #   SPIN_CPU  when set, a spinner (decodegap spin) pinned to that CPU runs
 #             through every trial: the "under load" case
 #   KEEP      folder for every trial's output (default: a temporary one)
@@ -27,6 +28,7 @@ GAPS=${GAPS:-2ms}
 STEPS=${STEPS:-300}
 COUNT=${COUNT:-40}
 TRUTH=${TRUTH:-0.05,0.10}
+SLICE=${SLICE:-0}
 cd "$(dirname "$0")/.."
 if [[ -n "${KEEP:-}" ]]; then
 	DIR=$KEEP
@@ -45,13 +47,13 @@ if [[ -n "${SPIN_CPU:-}" ]]; then
 fi
 TALLY=$DIR/tally.txt # gap trial arm metric outcome rounds
 : >"$TALLY"
-echo "# truth-trials: $(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git rev-parse --short HEAD), trials $TRIALS, gaps $GAPS, -benchtime=${STEPS}x, -count $COUNT, -vad.truth=$TRUTH, spinner ${SPIN_CPU:-none}"
+echo "# truth-trials: $(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git rev-parse --short HEAD), trials $TRIALS, gaps $GAPS, -benchtime=${STEPS}x, -count $COUNT, -vad.truth=$TRUTH, -vad.slice=$SLICE, spinner ${SPIN_CPU:-none}"
 for g in $GAPS; do
 	for t in $(seq "$TRIALS"); do
 		out=$DIR/gap$g.trial$t.txt
 		load=$(cut -d' ' -f1-3 /proc/loadavg)
 		start=$(date +%s)
-		(cd examples/vad && "$DIR/vad.test" -test.run '^$' -test.bench "^BenchmarkVAD\$/^gap=$g\$" -vad.truth="$TRUTH" \
+		(cd examples/vad && "$DIR/vad.test" -test.run '^$' -test.bench "^BenchmarkVAD\$/^gap=$g\$" -vad.truth="$TRUTH" -vad.slice="$SLICE" \
 			-test.benchtime="${STEPS}x" -test.count "$COUNT" >"$out" 2>"$out.log") || echo "trial $t at $g failed: see $out.log" >&2
 		secs=$(($(date +%s) - start))
 		echo "gap $g trial $t: load at start $load, ${secs}s"

@@ -21,11 +21,10 @@
 #   BENCH_BUDGET      seconds BenchmarkVAD may spend over its three gaps
 #                     (default 300: with the build and the census, make bench
 #                     fits 6 minutes on a quiet 2-core host). Each gap gets
-#                     an equal share of what is left when it starts, as the
-#                     most rounds (-count) its share holds at an estimated
-#                     round time; Compare stops a gap as soon as every
-#                     verdict is decided, and the time it leaves goes to
-#                     the gaps after it
+#                     an equal share of what is left when it starts, as
+#                     its CompareConfig.TimeBudget (-vad.budget); Compare
+#                     stops a gap as soon as every verdict is decided, and
+#                     the time it leaves goes to the gaps after it
 #   BENCH_COUNT       when set, every gap's most rounds instead of the
 #                     budget's (at least 8 leave the verdict's intervals
 #                     room: under weighted Holm an arm's median step is
@@ -36,6 +35,11 @@
 #   BENCH_STEPS_2MS   steps per arm per round at the 2ms gap (default 300:
 #                     docs/noise-levels.md, the noise there is between
 #                     blocks, so shorter blocks and more rounds pay)
+#   BENCH_SLICE_2MS   steps per turn at the 2ms gap, -vad.slice
+#                     (CompareConfig.Slice; default 30): each round's arms
+#                     take turns of this many steps, so that they share the
+#                     host's weather (docs/noise-levels.md); 0 runs every
+#                     block whole
 #   BENCH_PLAN        a plan file from 'decodegap calibrate -plan-out': its
 #                     steps set BENCH_STEPS_2MS and its rounds × blocks the
 #                     2ms gap's most rounds
@@ -59,6 +63,8 @@ budget=${BENCH_BUDGET:-300}
 count=${BENCH_COUNT:-}
 steps=${BENCH_STEPS:-4000}
 steps2ms=${BENCH_STEPS_2MS:-300}
+slice2ms=${BENCH_SLICE_2MS:-30}
+maxrounds=400 # under a budget, the rounds' cap: the budget ends them first
 cap2ms=
 census_steps=${BENCH_CENSUS_STEPS:-1000}
 out=${BENCH_OUT:-"$repo_root/bench.txt"}
@@ -87,6 +93,7 @@ if [ -n "${BENCH_PLAN:-}" ]; then
 	cap2ms=$((plan_rounds * ${plan_blocks:-1}))
 fi
 case $budget in '' | *[!0-9]*) die "BENCH_BUDGET=$budget: want whole seconds" ;; esac
+case $slice2ms in '' | *[!0-9]*) die "BENCH_SLICE_2MS=$slice2ms: want a whole number of steps (0: blocks whole)" ;; esac
 arms=5 # BenchmarkVAD's four settings and the null arm
 
 workdir=$(mktemp -d "${TMPDIR:-/tmp}/bench.XXXXXX")
@@ -113,15 +120,12 @@ run() {
 : >"$out"
 echo "bench.sh: building the benchmark binary (go test -c; a first build compiles ONNX Runtime's Go binding, a minute or more)"
 (cd "$here" && "$go" test -c -o "$bin" .) || die "go test -c failed in $here (above: why)"
-# rounds_for GAP_SECONDS STEPS GAPS_LEFT: the most rounds the gap's share of
-# the budget left holds, at an estimated round of 5 arms × (250 ms to open,
-# warm up and read the counters + STEPS × (250 µs + the gap)); at least 8.
-# (With 60 ms a block, the 2ms gap overran its share by a third at load 6.)
-rounds_for() {
-	local left=$((budget - SECONDS + t0))
-	awk -v left="$left" -v g="$1" -v n="$2" -v k="$3" -v arms="$arms" 'BEGIN {
-		r = int(left / k / (arms * (0.25 + n * (0.00025 + g)))); print (r < 8 ? 8 : r)
-	}'
+# share GAPS_LEFT: the seconds of the budget left, split evenly over the
+# gaps still to run: the gap's CompareConfig.TimeBudget (-vad.budget).
+# Compare stops a gap once every verdict is decided, so what it leaves
+# goes to the gaps after it.
+share() {
+	echo $(((budget - SECONDS + t0) / $1))
 }
 t0=$SECONDS
 if [ -n "$count" ]; then
@@ -132,19 +136,20 @@ fi
 gi=0
 most=0 # the most rounds any gap was given, for the weather's advice
 for g in 0s 100µs 2ms; do
-	n=$steps gs=0
-	case $g in
-	100µs) gs=0.0001 ;;
-	2ms) n=$steps2ms gs=0.002 ;;
-	esac
-	c=$count
-	[ -n "$c" ] || c=$(rounds_for "$gs" "$n" $((3 - gi)))
+	n=$steps
+	[ "$g" = 2ms ] && n=$steps2ms
+	c=$count tb=0s sl=0
+	[ "$g" = 2ms ] && sl=$slice2ms
+	if [ -z "$c" ]; then
+		c=$maxrounds
+		tb="$(share $((3 - gi)))s"
+	fi
 	[ "$g" = 2ms ] && [ -n "$cap2ms" ] && c=$cap2ms
 	[ "$c" -gt "$most" ] && most=$c
-	echo "bench.sh: gap $g: at most $c rounds (-count $c) of -benchtime=${n}x, $((SECONDS - t0))s of the budget spent"
+	echo "bench.sh: gap $g: at most $c rounds (-count $c) of -benchtime=${n}x within -vad.budget=$tb (0s: none), turns of -vad.slice=$sl steps (0: blocks whole), $((SECONDS - t0))s of the budget spent"
 	# -test.v: each block's log, whose "host: contended" line is the
 	# weather's source (without -v Compare prints only the result lines).
-	run BenchmarkVAD -test.v -test.bench "^BenchmarkVAD\$/^gap=$g\$" -test.benchtime="${n}x" -test.count "$c"
+	run BenchmarkVAD -test.v -test.bench "^BenchmarkVAD\$/^gap=$g\$" -test.benchtime="${n}x" -test.count "$c" -vad.budget="$tb" -vad.slice="$sl"
 	gi=$((gi + 1))
 done
 spent=$((SECONDS - t0))

@@ -58,6 +58,12 @@ func BenchmarkVADRealtime(b *testing.B) {
 	})
 }
 
+// sliceFlag is CompareConfig.Slice for every gap of BenchmarkVAD.
+var sliceFlag = flag.Int("vad.slice", 0, "CompareConfig.Slice: the arms of a round take turns of this many recorded steps (0: each arm's block runs whole)")
+
+// budgetFlag is CompareConfig.TimeBudget for each gap of BenchmarkVAD.
+var budgetFlag = flag.Duration("vad.budget", 0, "CompareConfig.TimeBudget: each gap's rounds stop once every verdict is decided, -count rounds ran, or this budget cannot pay for another round (0: no budget)")
+
 // compareAt runs Settings at gap g in interleaved rounds.
 // With -vad.truth the arms are the ground truth's (truthArms).
 func compareAt(b *testing.B, g time.Duration) {
@@ -70,9 +76,11 @@ func compareAt(b *testing.B, g time.Duration) {
 		arms = truthArms(b, g, fracs)
 	}
 	decodegap.Compare(b, decodegap.CompareConfig{
-		Gap:    decodegap.Gap{Mean: g},
-		Warmup: warmup,
-		Seed:   1,
+		Gap:        decodegap.Gap{Mean: g},
+		Warmup:     warmup,
+		Seed:       1,
+		Slice:      *sliceFlag,
+		TimeBudget: *budgetFlag,
 	}, arms...)
 }
 
