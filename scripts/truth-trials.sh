@@ -69,5 +69,6 @@ done
 echo
 echo "| gap | arm | metric | faster | slower | equivalent | undecided | mean rounds |"
 echo "|---|---|---|---|---|---|---|---|"
-awk '{ k = $1 " | " $3 " | " $4; n[k]++; c[k, $5]++; r[k] += $6; if (!(k in seen)) { seen[k] = 1; order[++m] = k } }
+# CPU rows read "more CPU" and "less CPU": counted as slower and faster.
+awk '{ k = $1 " | " $3 " | " $4; n[k]++; v = $5 == "more" ? "slower" : $5 == "less" ? "faster" : $5; c[k, v]++; r[k] += $6; if (!(k in seen)) { seen[k] = 1; order[++m] = k } }
 	END { for (i = 1; i <= m; i++) { k = order[i]; printf "| %s | %d | %d | %d | %d | %.1f |\n", k, c[k, "faster"], c[k, "slower"], c[k, "equivalent"], c[k, "undecided"], r[k] / n[k] } }' "$TALLY"

@@ -74,6 +74,7 @@ type interleaveFlags struct {
 	out       string
 	bench     string
 	benchtime string
+	plan      string // -plan: a plan file that sets benchtime and the rounds
 	run       string
 	units     string
 	null      string
@@ -143,6 +144,9 @@ func runInterleave(args []string, stdout, stderr io.Writer) int {
 	}
 	set := map[string]bool{}
 	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
+	if err := applyPlan(f.plan, set, f.untilDecided, &f.benchtime, &f.rounds, &f.maxRounds); err != nil {
+		return usageErr("%v", err)
+	}
 	if err := f.check(set); err != nil {
 		return usageErr("%v", err)
 	}
@@ -264,6 +268,7 @@ func (f *interleaveFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.out, "o", "", "output `file` (Go benchmark format); must not exist; default interleave-YYYYMMDD-HHMMSS.txt")
 	fs.StringVar(&f.bench, "bench", ".", "benchmark `regexp`, passed as -test.bench")
 	fs.StringVar(&f.benchtime, "benchtime", "", "passed as -test.benchtime when set (e.g. 1000x: the same work in every run)")
+	fs.StringVar(&f.plan, "plan", "", planUsage)
 	fs.StringVar(&f.run, "run", "^$", "test `regexp`, passed as -test.run: tests to run beside the benchmarks (^$ matches none)")
 	fs.StringVar(&f.units, "unit", judge.DefaultUnitList, "comma-separated `units` to judge, those present (benchfmt's tidied units: ns/op is sec/op; p50-sec/op is decodegap.Run's median step, cpu-sec/op its CPU time per step)")
 	fs.StringVar(&f.null, "null", "null", "`name` of the null arm")

@@ -109,6 +109,7 @@ type ortFlags struct {
 	cores      int
 	cpus       string
 	benchtime  string
+	plan       string // -plan: a plan file that sets benchtime and the rounds
 	rounds     int
 	until      bool
 	maxRounds  int
@@ -221,6 +222,9 @@ func runORT(args []string, stdout, stderr io.Writer) int {
 	if f.decode.on() && !set["unit"] {
 		f.units = "sec/op,p50-sec/op" // per line; a depth bucket has no CPU figure of its own
 	}
+	if err := applyPlan(f.plan, set, f.until, &f.benchtime, &f.rounds, &f.maxRounds); err != nil {
+		return usageErr("%v", err)
+	}
 	if err := f.checkModes(set); err != nil {
 		return usageErr("%v", err)
 	}
@@ -318,6 +322,7 @@ func (f *ortFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.cpus, "cpus", "", "confine each block to these logical CPUs, `LIST` like 0,2-3 (RunConfig.Budget.CPUs); wins over -cores")
 	fs.StringVar(&f.benchtime, "benchtime", "600x", "steps per block (`Nx`), or a duration (2s) as go test reads it")
 	fs.IntVar(&f.rounds, "rounds", 10, "number of `rounds`")
+	fs.StringVar(&f.plan, "plan", "", planUsage)
 	fs.BoolVar(&f.until, "until-decided", false, "run rounds until every judged metric is decided (faster, slower or equivalent), at most -max-rounds; the test accounts for the repeated looks")
 	fs.IntVar(&f.maxRounds, "max-rounds", 0, "with -until-decided, the most `rounds` to run")
 	fs.IntVar(&f.parity, "parity", 32, "`steps` of the parity check of every arm against the first (0: none)")

@@ -4,11 +4,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"regexp"
 	"strings"
 	"time"
 
 	"github.com/gapbench/gapbench/internal/atomicfile"
+	"github.com/gapbench/gapbench/internal/levels"
 	"github.com/gapbench/gapbench/internal/report"
 	"github.com/gapbench/gapbench/internal/runner"
 )
@@ -96,4 +98,39 @@ func writeJSONRows(path, command string, rows []report.Row) error {
 // renamed over it).
 func writeAtomic(path string, write func(io.Writer) error) error {
 	return atomicfile.Write(path, write)
+}
+
+// planUsage is the help text of -plan, which interleave and ort share.
+const planUsage = "a plan `file` from 'decodegap calibrate -plan-out': its steps set -benchtime Nx, its rounds × blocks the rounds (-rounds, or -max-rounds with -until-decided)"
+
+// applyPlan reads the plan file path (-plan; "" does nothing) and sets
+// benchtime to its steps ("Nx") and the rounds to its rounds × blocks:
+// *maxRounds with until (-until-decided), else *rounds. set holds the
+// flags given: -plan with -benchtime, -rounds or -max-rounds is a usage
+// error, as is a file that is not a plan.
+func applyPlan(path string, set map[string]bool, until bool, benchtime *string, rounds, maxRounds *int) error {
+	if path == "" {
+		return nil
+	}
+	for _, name := range []string{"benchtime", "rounds", "max-rounds"} {
+		if set[name] {
+			return fmt.Errorf("-plan %s and -%s: the plan sets the steps per block and the rounds; give one or the other", path, name)
+		}
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("-plan: %v", err)
+	}
+	defer f.Close()
+	p, err := levels.ReadPlan(f)
+	if err != nil {
+		return fmt.Errorf("-plan %s: %v (write one with decodegap calibrate -plan-out)", path, err)
+	}
+	*benchtime = fmt.Sprintf("%dx", p.Steps)
+	if until {
+		*maxRounds = p.Rounds * p.Blocks
+	} else {
+		*rounds = p.Rounds * p.Blocks
+	}
+	return nil
 }
