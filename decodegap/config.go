@@ -291,8 +291,9 @@ type CompareConfig struct {
 	// rather than a block: where blocks differ by more than their steps'
 	// noise (docs/noise-levels.md: a model at a 2 ms gap), the verdict
 	// needs far fewer rounds. Every instance of a round stays open for the
-	// round; the counter figures leave out the other arms' turns, the
-	// host's span the round. At least N/64 (rounded up); 0, the default,
+	// round; the counter figures leave out the other arms' turns (CPU
+	// time is the arm's own threads': its turns on the loop thread and
+	// the threads its Open started), the host's span the round. At least N/64 (rounded up); 0, the default,
 	// runs each block whole. Not with Gap.Open.
 	Slice int
 	// JSON, when set, names a folder Compare writes its verdict rows to as

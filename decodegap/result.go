@@ -384,6 +384,9 @@ func (r *runner) span(from int) counterSpan {
 	c.gcCycles -= f.gcCycles
 	c.gcPause -= f.gcPause
 	c.thread.cpuNs -= f.thread.cpuNs
+	if r.sliced {
+		armCPU(&c, r.phases[phaseBefore], r.phases[phaseSetup])
+	}
 	return c
 }
 

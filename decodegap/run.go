@@ -202,6 +202,9 @@ type runner struct {
 	// foreignNext marks the next snapshot foreign (a sliced round's turn
 	// starts: see turn).
 	foreignNext bool
+	// sliced marks a runner of a sliced round: its process CPU time is
+	// its own threads' (armCPU).
+	sliced bool
 }
 
 func newRunner(s *settings, n int) *runner {

@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"math"
 	"runtime/debug"
+	"slices"
 
 	"github.com/gapbench/gapbench/decodegap/internal/gap"
+	"github.com/gapbench/gapbench/hostmon"
 )
 
 // maxSlices is the most turns one arm may take in a sliced round: each
@@ -69,6 +71,7 @@ func measureSliced(s *settings, n, slice int, arms []Arm, order []int, h *hostRu
 	}()
 	for _, a := range order {
 		r := newRunner(s, n)
+		r.sliced = true
 		if h != nil {
 			r.host, r.cr.sampler = h, h.sampler
 			r.phases[phaseBefore] = h.tids()
@@ -217,4 +220,42 @@ func (r *runner) foreignUser(i, fi, li int) float64 {
 		}
 	}
 	return d
+}
+
+// armCPU sets a sliced round's process CPU time over the span to the
+// arm's own: its loop thread's over its turns (c.thread) plus, over the
+// whole span, the threads its open created (before: the threads there
+// before it opened; setup: after). The process's clock would count every
+// other open instance's threads too: a spinning pool still spins into the
+// next arm's turn. Without the thread readings it leaves c as it is.
+func armCPU(c *counterSpan, before, setup []int) {
+	if !c.ok || !c.thread.ok || c.first.host == nil || c.last.host == nil {
+		return
+	}
+	first, last := c.first.host.Tasks(), c.last.host.Tasks()
+	if first == nil || last == nil {
+		return
+	}
+	c.cpuNs = c.thread.cpuNs + poolCPU(before, setup, first, last)
+}
+
+// poolCPU returns the CPU time between the task readings first and last
+// of the threads in setup but not in before (both sorted), in ns.
+func poolCPU(before, setup []int, first, last []hostmon.Task) int64 {
+	var ns int64
+	for _, t := range last {
+		if _, pre := slices.BinarySearch(before, t.TID); pre {
+			continue
+		}
+		if _, own := slices.BinarySearch(setup, t.TID); !own {
+			continue
+		}
+		cpu := t.OnCPUNanoseconds
+		k, found := slices.BinarySearchFunc(first, t.TID, func(a hostmon.Task, tid int) int { return a.TID - tid })
+		if found {
+			cpu -= min(first[k].OnCPUNanoseconds, cpu)
+		}
+		ns += int64(cpu)
+	}
+	return ns
 }

@@ -162,3 +162,13 @@ func TestCompareSlicedJudgesTheSlowerArm(t *testing.T) {
 	assert.Greater(t, ratio, 1.5)
 	assert.False(t, strings.Contains(out, "FAIL"), out)
 }
+
+func TestPoolCPUCountsOnlyTheThreadsTheArmsOpenCreated(t *testing.T) {
+	before := []int{10, 11}        // there before the open (another arm's pool among them)
+	setup := []int{10, 11, 20, 21} // after the open: 20 and 21 are the arm's
+	first := []hostmon.Task{{TID: 10, OnCPUNanoseconds: 100}, {TID: 11, OnCPUNanoseconds: 5000}, {TID: 20, OnCPUNanoseconds: 300}}
+	last := []hostmon.Task{{TID: 10, OnCPUNanoseconds: 900}, {TID: 11, OnCPUNanoseconds: 95000}, {TID: 20, OnCPUNanoseconds: 1300}, {TID: 21, OnCPUNanoseconds: 40}, {TID: 30, OnCPUNanoseconds: 7}}
+	// 20 ran 1000 ns, 21 (born after first) 40; 10, 11 and 30 are not the arm's.
+	assert.Equal(t, int64(1040), poolCPU(before, setup, first, last))
+	assert.Equal(t, int64(0), poolCPU(setup, setup, first, last), "an open that started no thread")
+}

@@ -64,7 +64,6 @@ count=${BENCH_COUNT:-}
 steps=${BENCH_STEPS:-4000}
 steps2ms=${BENCH_STEPS_2MS:-300}
 slice2ms=${BENCH_SLICE_2MS:-30}
-maxrounds=400 # under a budget, the rounds' cap: the budget ends them first
 cap2ms=
 census_steps=${BENCH_CENSUS_STEPS:-1000}
 out=${BENCH_OUT:-"$repo_root/bench.txt"}
@@ -120,10 +119,25 @@ run() {
 : >"$out"
 echo "bench.sh: building the benchmark binary (go test -c; a first build compiles ONNX Runtime's Go binding, a minute or more)"
 (cd "$here" && "$go" test -c -o "$bin" .) || die "go test -c failed in $here (above: why)"
-# share GAPS_LEFT: the seconds of the budget left, split evenly over the
-# gaps still to run: the gap's CompareConfig.TimeBudget (-vad.budget).
-# Compare stops a gap once every verdict is decided, so what it leaves
-# goes to the gaps after it.
+# rounds_for GAP_SECONDS STEPS GAPS_LEFT: the most rounds (-count) the
+# gap's share of the budget left holds, at an estimated round of 5 arms ×
+# (250 ms to open, warm up and read the counters + STEPS × (250 µs + the
+# gap)); at least 8.
+# (With 60 ms a block, the 2ms gap overran its share by a third at load 6.)
+rounds_for() {
+	local left=$((budget - SECONDS + t0))
+	awk -v left="$left" -v g="$1" -v n="$2" -v k="$3" -v arms="$arms" 'BEGIN {
+		r = int(left / k / (arms * (0.25 + n * (0.00025 + g)))); print (r < 8 ? 8 : r)
+	}'
+}
+# (The -count matters beyond its cap: the sequential verdict spreads its
+# error over the looks up to -count, so a cap far above what the budget
+# can run costs power at every look: with a cap of 400 a run on a quiet
+# host decided 4 of 18 rows.) share GAPS_LEFT: the seconds of the budget left,
+# split evenly over the gaps still to run, the gap's
+# CompareConfig.TimeBudget (-vad.budget): it stops a gap whose rounds run
+# longer than the estimate. Compare stops a gap once every verdict is
+# decided, so what it leaves goes to the gaps after it.
 share() {
 	echo $(((budget - SECONDS + t0) / $1))
 }
@@ -136,12 +150,15 @@ fi
 gi=0
 most=0 # the most rounds any gap was given, for the weather's advice
 for g in 0s 100µs 2ms; do
-	n=$steps
-	[ "$g" = 2ms ] && n=$steps2ms
+	n=$steps gs=0
+	case $g in
+	100µs) gs=0.0001 ;;
+	2ms) n=$steps2ms gs=0.002 ;;
+	esac
 	c=$count tb=0s sl=0
 	[ "$g" = 2ms ] && sl=$slice2ms
 	if [ -z "$c" ]; then
-		c=$maxrounds
+		c=$(rounds_for "$gs" "$n" $((3 - gi)))
 		tb="$(share $((3 - gi)))s"
 	fi
 	[ "$g" = 2ms ] && [ -n "$cap2ms" ] && c=$cap2ms
