@@ -173,7 +173,7 @@ func writeBisect(w io.Writer, r *history.BisectResult, delta float64) {
 	fmt.Fprintln(tw, "step\tcandidate\tgood\tverdict\tB/A\tinterval\trounds")
 	for i, s := range r.Steps {
 		fmt.Fprintf(tw, "%d\t%s (#%d)\t%s (#%d)\t%s\t%s\t%s … %s\t%d\n", i+1, short(s.Candidate), s.CandidateIndex, short(s.Good), s.GoodIndex,
-			s.Result.Outcome, pct(s.Result.Ratio), pct(s.Result.Lo), pct(s.Result.Hi), s.Result.Rounds)
+			s.Result.Outcome.Word(r.Direction), pct(s.Result.Ratio), pct(s.Result.Lo), pct(s.Result.Hi), s.Result.Rounds)
 	}
 	tw.Flush()
 	half := ""
