@@ -30,25 +30,27 @@ func init() {
 	}
 }
 
-const bisectUsage = `usage: decodegap bisect -good REV -bad REV -bench REGEXP [flags] [packages]
+const bisectUsage = `usage: decodegap bisect -good REV -bad REV -bench REGEXP [-faster] [flags] [packages]
 
 Finds the first commit between -good and -bad (git rev-list --first-parent)
 where the benchmarks matching -bench are slower than at the last good
-commit. Each step builds both commits' test binaries in git worktrees and
-compares them as 'decodegap pr' does: base, head and a null arm (a second
-process of base) in interleaved rounds, judged by nullband until decided or
-out of -max-rounds or -budget.
+commit, or faster with -faster. Each step builds both commits' test
+binaries in git worktrees and compares them as 'decodegap pr' does: base,
+head and a null arm (a second process of base) in interleaved rounds,
+judged by nullband until decided or out of -max-rounds or -budget.
 
-The first step compares -bad with -good: unless it is slower, no commit is
-named. Then each step halves the range (git bisect's order). A step is
-slower when its verdict is slower and B/A − 1 exceeds half of -delta (the
-equivalence margin); equivalent, faster or smaller slowdowns are not
-slower, and so is an undecided verdict whose interval excludes a slowdown
-of -delta; any other undecided step ends the search with the range so far. The
-error rate -alpha is split evenly (Bonferroni) over the 1 + ⌈log2 n⌉
-comparisons the search may need for n commits, so the chance that any
-step's call is false, and so that a wrong commit is named, is at most
--alpha.
+The first step compares -bad with -good: unless it is slower (faster), no
+commit is named. Then each step halves the range (git bisect's order). A
+step is slower when its verdict is slower and B/A − 1 exceeds half of
+-delta (the equivalence margin); with -faster, a step is faster when its
+verdict is faster and A/B − 1 exceeds half of -delta. Equivalent rows,
+changes the other way or smaller ones are not slower (not faster), and so
+is an undecided verdict whose interval excludes a change of -delta (B/A
+above 1+delta; with -faster, below 1/(1+delta)); any other undecided step
+ends the search with the range so far. The error rate -alpha is split
+evenly (Bonferroni) over the 1 + ⌈log2 n⌉ comparisons the search may need
+for n commits, so the chance that any step's call is false, and so that a
+wrong commit is named, is at most -alpha, in either direction.
 
 Exit status: 0 (named or not: see the report); 2 for bad usage; 3 when
 building or running failed; 130 when interrupted.
@@ -75,6 +77,17 @@ type bisectFlags struct {
 	// unitsSet is true when -bisect-unit was given (detect -confirm
 	// otherwise judges each change's own unit).
 	unitsSet bool
+	// faster searches for a speed-up: bisect's -faster; detect -confirm
+	// sets it per change point, from the change's sign.
+	faster bool
+}
+
+// direction is the search's history.Direction.
+func (f *bisectFlags) direction() history.Direction {
+	if f.faster {
+		return history.Faster
+	}
+	return history.Slower
 }
 
 // bisectFlagsInto adds the comparison flags to fs; seedName names the
@@ -99,11 +112,12 @@ func bisectFlagsInto(fs *flag.FlagSet, seedName string) *bisectFlags {
 
 func runBisect(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("bisect", bisectUsage, stderr)
-	good := fs.String("good", "", "a `revision` without the slowdown (required)")
-	bad := fs.String("bad", "", "a `revision` with the slowdown (required)")
+	good := fs.String("good", "", "a `revision` without the change (required)")
+	bad := fs.String("bad", "", "a `revision` with the change (required)")
 	bench := fs.String("bench", "", "`regexp` of the benchmarks to compare, as -test.bench takes it (required)")
 	asJSON := fs.Bool("json", false, "write the search as JSON instead of text")
 	f := bisectFlagsInto(fs, "seed")
+	fs.BoolVar(&f.faster, "faster", false, "find the first commit that got faster (a speed-up) instead of slower")
 	if st := parseFlags(fs, args); st >= 0 {
 		return st
 	}
@@ -114,7 +128,7 @@ func runBisect(args []string, stdout, stderr io.Writer) int {
 	}
 	switch {
 	case *good == "" || *bad == "":
-		return bad2("-good and -bad are required: the revisions around the slowdown")
+		return bad2("-good and -bad are required: the revisions around the change")
 	case *bench == "":
 		return bad2("-bench is required: the benchmarks to compare, e.g. -bench '^BenchmarkStep$'")
 	case !(f.alpha > 0 && f.alpha < 0.5):
@@ -175,8 +189,8 @@ func bisectOnce(ctx context.Context, f *bisectFlags, good, bad string, re *regex
 		}
 		defer unlock()
 	}
-	fmt.Fprintf(stderr, "decodegap bisect: %d commits after %s up to %s, seed %d\n", len(commits)-1, short(commits[0]), short(commits[len(commits)-1]), f.seed)
-	res, err := history.Bisect(ctx, commits, c, f.alpha)
+	fmt.Fprintf(stderr, "decodegap bisect: %d commits after %s up to %s, the first %s one; seed %d\n", len(commits)-1, short(commits[0]), short(commits[len(commits)-1]), f.direction(), f.seed)
+	res, err := history.Bisect(ctx, commits, c, f.alpha, f.direction())
 	if err != nil {
 		if ctx.Err() != nil {
 			fmt.Fprintln(stderr, "decodegap bisect: interrupted")
@@ -288,18 +302,34 @@ func (p *prComparer) Compare(ctx context.Context, good, cand string, conf float6
 	for _, j := range jobs {
 		rounds = max(rounds, j.Rounds)
 	}
-	return classifyRows(rows, float64(p.f.delta), rounds), nil
+	return classifyRows(rows, float64(p.f.delta), rounds, p.f.direction()), nil
 }
 
-// classifyRows turns a comparison's rows into a step: slower when any
-// row is decided slower by more than delta/2; not slower when no row is
-// and every row is decided or, undecided, has its interval's upper end
-// below 1+delta (a slowdown of delta is excluded: all a bisect needs to
-// move on); undecided otherwise. The numbers are those of
-// the slower row, or else of the row nearest to slower.
-func classifyRows(rows []prreport.Row, delta float64, rounds int) history.StepResult {
-	res := history.NaNStep(history.StepNotSlower)
+// classifyRows turns a comparison's rows into a step in direction d.
+// For Slower: changed when any row is decided slower with B/A − 1 above
+// delta/2; unchanged when no row is and every row is decided or,
+// undecided, has its interval's upper end below 1+delta (a slowdown of
+// delta is excluded: all a bisect needs to move on); undecided otherwise.
+// For Faster, the mirror image on the ratio's log scale: changed when a
+// row is decided faster with A/B − 1 above delta/2 (B/A below
+// 1/(1+delta/2)); an undecided row is no obstacle when its interval's
+// lower end is above 1/(1+delta). The numbers are those of the changed
+// row that changed most, or else of the row nearest to changed.
+func classifyRows(rows []prreport.Row, delta float64, rounds int, d history.Direction) history.StepResult {
+	res := history.NaNStep(history.StepUnchanged)
 	res.Rounds = rounds
+	// toward maps a ratio to how far it moved in d's direction (> 1:
+	// changed that way), so one comparison serves both directions.
+	toward := func(ratio float64) float64 {
+		if d == history.Faster {
+			return 1 / ratio
+		}
+		return ratio
+	}
+	want, far := nullband.Slower, func(v nullband.Verdict) float64 { return v.Hi }
+	if d == history.Faster {
+		want, far = nullband.Faster, func(v nullband.Verdict) float64 { return v.Lo }
+	}
 	best := math.Inf(-1)
 	var details []string
 	for _, r := range rows {
@@ -308,18 +338,18 @@ func classifyRows(rows []prreport.Row, delta float64, rounds int) history.StepRe
 		}
 		v := r.Verdict
 		details = append(details, fmt.Sprintf("%s %s: %s, B/A %.3f", r.Bench, r.Unit, v.Outcome, v.Ratio))
-		slower := v.Outcome == nullband.Slower && v.Ratio-1 > delta/2
+		changed := v.Outcome == want && toward(v.Ratio)-1 > delta/2
 		switch {
-		case slower:
-			if res.Outcome != history.StepSlower || v.Ratio > res.Ratio {
-				res.Outcome, res.Ratio, res.Lo, res.Hi = history.StepSlower, v.Ratio, v.Lo, v.Hi
+		case changed:
+			if res.Outcome != history.StepChanged || toward(v.Ratio) > toward(res.Ratio) {
+				res.Outcome, res.Ratio, res.Lo, res.Hi = history.StepChanged, v.Ratio, v.Lo, v.Hi
 			}
 			continue
-		case v.Outcome == nullband.Undecided && !(v.Hi < 1+delta) && res.Outcome == history.StepNotSlower:
+		case v.Outcome == nullband.Undecided && !(toward(far(v)) < 1+delta) && res.Outcome == history.StepUnchanged:
 			res.Outcome = history.StepUndecided
 		}
-		if res.Outcome != history.StepSlower && v.Ratio > best {
-			best = v.Ratio
+		if res.Outcome != history.StepChanged && toward(v.Ratio) > best {
+			best = toward(v.Ratio)
 			res.Ratio, res.Lo, res.Hi = v.Ratio, v.Lo, v.Hi
 		}
 	}

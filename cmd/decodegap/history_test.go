@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -121,6 +122,27 @@ func TestHistoryDetectTextJSONAndPlot(t *testing.T) {
 	code, _, _ = histRun(t, "history", "detect", "-db", db, "-min-magnitude", "10%")
 	require.Equal(t, 0, code)
 
+	// Otava's variant on the same history: the same commit, a t-test
+	// p-value below Otava's 0.001, and the method named in text and JSON.
+	code, out, errOut = histRun(t, "history", "detect", "-db", db, "-method", "otava")
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "1 change points in 1 series (60 points)")
+	assert.Contains(t, out, "Otava's E-Divisive: windows of 50, t test p < 0.001 (-method otava, -window, -pvalue)")
+	assert.Regexp(t, `(?m)^Step-2 +sec/op +\+[45]\.\d% .* 0\.000 +`+fakeHash(35)[:10]+` +`+fakeHash(36)[:10]+` `, out)
+	code, out, errOut = histRun(t, "history", "detect", "-db", db, "-method", "otava", "-window", "30", "-json")
+	require.Equal(t, 0, code, errOut)
+	got = detectOut{}
+	require.NoError(t, json.Unmarshal([]byte(out), &got))
+	assert.Equal(t, "otava", got.Method)
+	assert.Equal(t, 30, got.Window)
+	assert.Equal(t, 0.001, got.PValue)
+	require.Len(t, got.Changes, 1)
+	assert.Equal(t, fakeHash(36), got.Changes[0].Bad)
+	assert.Less(t, got.Changes[0].P, 0.001)
+	code, _, errOut = histRun(t, "history", "detect", "-db", db, "-method", "hunter")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errOut, `-method "hunter": want edivisive or otava`)
+
 	png := filepath.Join(dir, "s.png")
 	code, out, errOut = histRun(t, "history", "plot", "-db", db, "-o", png, "Step-2")
 	require.Equal(t, 0, code, errOut)
@@ -128,6 +150,10 @@ func TestHistoryDetectTextJSONAndPlot(t *testing.T) {
 	data, err := os.ReadFile(png)
 	require.NoError(t, err)
 	assert.True(t, bytes.HasPrefix(data, []byte("\x89PNG")))
+
+	code, out, errOut = histRun(t, "history", "plot", "-db", db, "-method", "otava", "-o", filepath.Join(dir, "o.svg"), "Step-2")
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "60 commits, 1 change points")
 
 	code, _, errOut = histRun(t, "history", "plot", "-db", db, "Nope")
 	assert.Equal(t, 1, code)
@@ -176,21 +202,83 @@ func TestClassifyRows(t *testing.T) {
 		rows []prreport.Row
 		want history.StepOutcome
 	}{
-		{"slower by more than half of delta", []prreport.Row{row(nullband.Slower, 1.08, 1.03, 1.12)}, history.StepSlower},
-		{"slower by less than half of delta", []prreport.Row{row(nullband.Slower, 1.03, 1.01, 1.05)}, history.StepNotSlower},
-		{"equivalent", []prreport.Row{row(nullband.Equivalent, 1.0, 0.97, 1.03)}, history.StepNotSlower},
+		{"slower by more than half of delta", []prreport.Row{row(nullband.Slower, 1.08, 1.03, 1.12)}, history.StepChanged},
+		{"slower by less than half of delta", []prreport.Row{row(nullband.Slower, 1.03, 1.01, 1.05)}, history.StepUnchanged},
+		{"equivalent", []prreport.Row{row(nullband.Equivalent, 1.0, 0.97, 1.03)}, history.StepUnchanged},
+		{"faster is not slower", []prreport.Row{row(nullband.Faster, 0.8, 0.75, 0.85)}, history.StepUnchanged},
 		// Regression: an undecided row whose interval already excludes a
 		// -delta slowdown ended searches that had their answer.
-		{"undecided, delta excluded", []prreport.Row{row(nullband.Undecided, 0.96, 0.88, 1.04)}, history.StepNotSlower},
+		{"undecided, delta excluded", []prreport.Row{row(nullband.Undecided, 0.96, 0.88, 1.04)}, history.StepUnchanged},
 		{"undecided, delta possible", []prreport.Row{row(nullband.Undecided, 1.02, 0.95, 1.15)}, history.StepUndecided},
-		{"one slower row decides", []prreport.Row{row(nullband.Undecided, 1.02, 0.95, 1.15), row(nullband.Slower, 1.2, 1.1, 1.3)}, history.StepSlower},
+		{"one slower row decides", []prreport.Row{row(nullband.Undecided, 1.02, 0.95, 1.15), row(nullband.Slower, 1.2, 1.1, 1.3)}, history.StepChanged},
 	}
 	for _, c := range cases {
-		got := classifyRows(c.rows, 0.10, 7)
+		got := classifyRows(c.rows, 0.10, 7, history.Slower)
 		assert.Equal(t, c.want, got.Outcome, c.name)
 		assert.Equal(t, 7, got.Rounds)
 		assert.Contains(t, got.Detail, "Work-2 sec/op: ")
 	}
+	// -faster: the mirror image on the log scale, with -delta 10%: a row
+	// is faster beyond B/A 1/1.05 = 0.952; an undecided row is no
+	// obstacle when its interval's low end is above 1/1.1 = 0.909.
+	faster := []struct {
+		name string
+		rows []prreport.Row
+		want history.StepOutcome
+	}{
+		{"faster by more than half of delta", []prreport.Row{row(nullband.Faster, 0.85, 0.80, 0.90)}, history.StepChanged},
+		{"faster by less than half of delta", []prreport.Row{row(nullband.Faster, 0.96, 0.94, 0.98)}, history.StepUnchanged},
+		{"slower is not faster", []prreport.Row{row(nullband.Slower, 1.2, 1.1, 1.3)}, history.StepUnchanged},
+		{"equivalent", []prreport.Row{row(nullband.Equivalent, 1.0, 0.97, 1.03)}, history.StepUnchanged},
+		{"undecided, delta excluded", []prreport.Row{row(nullband.Undecided, 1.02, 0.93, 1.12)}, history.StepUnchanged},
+		{"undecided, delta possible", []prreport.Row{row(nullband.Undecided, 0.98, 0.88, 1.05)}, history.StepUndecided},
+		{"one faster row decides", []prreport.Row{row(nullband.Undecided, 0.98, 0.88, 1.05), row(nullband.Faster, 0.7, 0.6, 0.8)}, history.StepChanged},
+	}
+	for _, c := range faster {
+		got := classifyRows(c.rows, 0.10, 7, history.Faster)
+		assert.Equal(t, c.want, got.Outcome, "-faster: "+c.name)
+		assert.Equal(t, 7, got.Rounds)
+		assert.Contains(t, got.Detail, "Work-2 sec/op: ")
+	}
+}
+
+// TestWriteBisectFaster: a -faster search's report and JSON speak of
+// faster, not slower: the steps' verdicts, the named commit, the
+// Direction and Why fields.
+func TestWriteBisectFaster(t *testing.T) {
+	commits := []string{"aaaaaaaaaaaa", "bbbbbbbbbbbb", "cccccccccccc", "dddddddddddd", "eeeeeeeeeeee"}
+	step := func(g, c int, o history.StepOutcome, ratio float64) history.BisectStep {
+		return history.BisectStep{Good: commits[g], Candidate: commits[c], GoodIndex: g, CandidateIndex: c, Confidence: 1 - 0.05/3,
+			Result: history.StepResult{Outcome: o, Ratio: ratio, Lo: ratio - 0.02, Hi: ratio + 0.02, Rounds: 6}}
+	}
+	r := &history.BisectResult{Commits: commits, Tests: 3, Alpha: 0.05, Direction: history.Faster, First: 3, Lo: 2, Hi: 3, Why: history.WhyNamed,
+		Steps: []history.BisectStep{step(0, 4, history.StepChanged, 0.8), step(0, 2, history.StepUnchanged, 1.0), step(2, 3, history.StepChanged, 0.8)}}
+	var b strings.Builder
+	writeBisect(&b, r, 0.05)
+	out := b.String()
+	assert.Contains(t, out, "first faster commit: dddddddddddd (#3 of 4): faster (by more than 2.5%, half of -delta) than cccccccccc, which was not")
+	assert.Contains(t, out, "not faster")
+	assert.NotContains(t, out, "slower")
+	j := bisectJSON(r, 0.05)
+	assert.Equal(t, "faster", j.Direction)
+	assert.Equal(t, []string{"faster", "not-faster", "faster"}, []string{j.Steps[0].Outcome, j.Steps[1].Outcome, j.Steps[2].Outcome})
+
+	r.Why, r.First, r.Steps = history.WhyNoChange, -1, r.Steps[:1]
+	r.Steps[0].Result.Outcome = history.StepUnchanged
+	b.Reset()
+	writeBisect(&b, r, 0.05)
+	assert.Contains(t, b.String(), "no commit named: the bad end was not faster (by more than 2.5%, half of -delta) than the good end")
+	assert.Equal(t, "no-speed-up", bisectJSON(r, 0.05).Why)
+
+	// Regression: a search whose first comparison failed (no values of
+	// -bisect-unit) panicked in the report, indexing Commits[−1].
+	r.Why, r.Steps, r.Lo, r.Hi = history.WhyFailed, nil, 0, 4
+	b.Reset()
+	writeBisect(&b, r, 0.05)
+	assert.Contains(t, b.String(), "no commit named: step 1 failed to build or run (its error is above); the speed-up, if any, is after aaaaaaaaaa and at or before eeeeeeeeee (4 commits)")
+	j = bisectJSON(r, 0.05)
+	assert.Equal(t, "failed", j.Why)
+	assert.False(t, j.Named)
 }
 
 // TestHistoryDetectConfirmBisects stores a history of a synthetic
@@ -198,6 +286,29 @@ func TestClassifyRows(t *testing.T) {
 // -confirm bisects the change point's range with real builds and runs
 // (one commit in the range: one comparison).
 func TestHistoryDetectConfirmBisects(t *testing.T) {
+	stdout := confirmFixture(t, 40, 1.4)
+	assert.Contains(t, stdout, "confirm Work-2 sec/op (+")
+	assert.Contains(t, stdout, "first slower commit: ")
+}
+
+// TestHistoryDetectConfirmBisectsASpeedUp: a change point whose values
+// fall is bisected for the first faster commit (bisect -faster), in a
+// repository whose commit 8 makes the loop 30% shorter.
+func TestHistoryDetectConfirmBisectsASpeedUp(t *testing.T) {
+	stdout := confirmFixture(t, -30, 0.7)
+	assert.Contains(t, stdout, "confirm Work-2 sec/op (-")
+	assert.Contains(t, stdout, "faster")
+	assert.Contains(t, stdout, "first faster commit: ")
+	assert.NotContains(t, stdout, "slower")
+}
+
+// confirmFixture builds an 11-commit fixture repository whose commit 8
+// changes the loop by pct percent, stores a history whose values step by
+// the factor level at commit 8, runs detect -confirm and checks that it
+// named commit 8 (#1 of the one commit between the change point's
+// commits); it returns detect's output.
+func confirmFixture(t *testing.T, pct int, step float64) string {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("builds and runs test binaries")
 	}
@@ -205,7 +316,7 @@ func TestHistoryDetectConfirmBisects(t *testing.T) {
 	repo := filepath.Join(dir, "repo")
 	script, err := filepath.Abs("../../scripts/bisect-fixture.sh")
 	require.NoError(t, err)
-	out, err := exec.Command("bash", script, repo, "11", "8", "40").Output()
+	out, err := exec.Command("bash", script, repo, "11", "8", strconv.Itoa(pct)).Output()
 	require.NoError(t, err)
 	commits := strings.Fields(string(out))
 	require.Len(t, commits, 12)
@@ -218,7 +329,7 @@ func TestHistoryDetectConfirmBisects(t *testing.T) {
 		fmt.Fprintf(&b, "commit: %s\ncommit-date: %s\nhost: ci-1\n", c, t0.Add(time.Duration(i)*time.Hour).Format(time.RFC3339))
 		level := 250000.0
 		if i >= 8 {
-			level *= 1.4
+			level *= step
 		}
 		for r := 0; r < 5; r++ {
 			fmt.Fprintf(&b, "BenchmarkWork-2 100 %.0f ns/op\n", level*math.Exp(0.01*rng.NormFloat64()))
@@ -231,7 +342,7 @@ func TestHistoryDetectConfirmBisects(t *testing.T) {
 	code, stdout, errOut := histRun(t, "history", "detect", "-db", db, "-confirm", "-C", repo, "-benchtime", "50ms", "-bisect-unit", "cpu-sec/op",
 		"-delta", "10%", "-lock=false", "-max-rounds", "30", "-budget", "60s", ".")
 	require.Equal(t, 1, code, "exit 1: a bisect named a commit\n%s\n%s", stdout, errOut)
-	assert.Contains(t, stdout, "confirm Work-2 sec/op (+")
 	assert.Contains(t, stdout, "bisect: 1 commits after "+commits[7][:10])
-	assert.Contains(t, stdout, "first slower commit: "+commits[8]+" (#1 of 1)")
+	assert.Contains(t, stdout, " commit: "+commits[8]+" (#1 of 1)")
+	return stdout
 }

@@ -13,21 +13,27 @@ import (
 	"github.com/gapbench/gapbench/internal/judge"
 )
 
-const historyDetectUsage = `usage: decodegap history detect [flags] [packages]
+const historyDetectUsage = `usage: decodegap history detect [-method edivisive|otava] [flags] [packages]
 
 Finds change points in every stored series (benchmark × unit, one point a
-commit: the median of its values), in commit order, with E-Divisive means
-and a permutation test (MongoDB's and Otava's method; defaults p ≤ 0.05,
-100 permutations). A series is split where its host changes: a change of
-machine is never reported as a change of code. Each change point has its
-magnitude (median after / median before − 1, with a bootstrap interval),
-the commits it lies between and its p-value.
+commit: the median of its values), in commit order. -method edivisive (the
+default) is E-Divisive means over the whole series with a permutation test
+(MongoDB's method; defaults p ≤ 0.05, 100 permutations). -method otava is
+Apache Otava's (Hunter's) variant: E-Divisive in sliding windows of
+-window points (50) with a Student t test, then a merge that keeps the
+change points whose t test between their neighbours gives p < -pvalue
+(0.001). A series is split where its host changes: a change of machine is
+never reported as a change of code. Each change point has its magnitude
+(median after / median before − 1, with a bootstrap interval), the commits
+it lies between and its p-value.
 
-With -confirm, each slowdown found is bisected between its two commits
-('decodegap bisect', interleaved and null-calibrated) in packages (go list
-patterns, default ./...) of the current repository (or -C), judging the
-change's unit, or -bisect-unit when given (cpu-sec/op is steadier than
-sec/op on a shared host).
+With -confirm, each change point found is bisected between its two
+commits ('decodegap bisect', interleaved and null-calibrated) in the
+direction it shows: a rise in values for the first slower commit, a fall
+for the first faster one (as 'decodegap bisect -faster'). It runs in
+packages (go list patterns, default ./...) of the current repository (or
+-C), judging the change's unit, or -bisect-unit when given (cpu-sec/op is
+steadier than sec/op on a shared host).
 
 Exit status: 0; 1 when -confirm named a commit; 2 for bad usage; 3 when a
 bisect failed to build or run.
@@ -40,13 +46,15 @@ func historyDetect(args []string, stdout, stderr io.Writer) int {
 	db := dbFlag(fs)
 	bench := fs.String("bench", ".", "only benchmarks whose name matches this `regexp` (names without the Benchmark prefix)")
 	units := fs.String("unit", "", "comma-separated `units` (sec/op, B/op, cpu-sec/op …); empty: every unit")
-	pvalue := fs.Float64("pvalue", 0.05, "largest permutation `p-value` of a change point")
-	perms := fs.Int("permutations", 100, "`shuffles` of the permutation test (the smallest p-value is 1/(shuffles+1))")
+	methodName := fs.String("method", "edivisive", "change point `method`: edivisive (permutation test) or otava (windows and a t test)")
+	pvalue := fs.Float64("pvalue", 0, "largest `p-value` of a change point; 0 is the method's default: 0.05 (edivisive's permutation test), 0.001 (otava's t test)")
+	perms := fs.Int("permutations", 100, "`shuffles` of edivisive's permutation test (the smallest p-value is 1/(shuffles+1))")
+	window := fs.Int("window", 50, "`points` of each window of -method otava's split step")
 	var minMag percentOrZero
 	fs.Var(&minMag, "min-magnitude", "drop change points smaller than this `margin` (e.g. 1%); 0 keeps all")
 	seed := fs.Uint64("seed", 1234, "`seed` of the permutations and the bootstrap")
 	asJSON := fs.Bool("json", false, "write JSON instead of text")
-	confirm := fs.Bool("confirm", false, "bisect each slowdown found (see 'decodegap bisect -h'; its flags below apply)")
+	confirm := fs.Bool("confirm", false, "bisect each change point found, a slowdown or a speed-up (see 'decodegap bisect -h'; its flags below apply)")
 	bf := bisectFlagsInto(fs, "bisect-seed")
 	if st := parseFlags(fs, args); st >= 0 {
 		return st
@@ -57,8 +65,13 @@ func historyDetect(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "decodegap history detect: -bench: %v\n", err)
 		return 2
 	}
-	if !(*pvalue > 0 && *pvalue < 1) || *perms < 1 {
-		fmt.Fprintln(stderr, "decodegap history detect: -pvalue must be in (0, 1) and -permutations ≥ 1")
+	method, err := history.ParseMethod(*methodName)
+	if err != nil {
+		fmt.Fprintf(stderr, "decodegap history detect: -method %q: want edivisive or otava\n", *methodName)
+		return 2
+	}
+	if !(*pvalue >= 0 && *pvalue < 1) || *perms < 1 || *window < 2 {
+		fmt.Fprintln(stderr, "decodegap history detect: -pvalue must be in (0, 1) (0: the method's default), -permutations ≥ 1 and -window ≥ 2")
 		return 2
 	}
 	ctx, stop := interruptible(0)
@@ -74,8 +87,12 @@ func historyDetect(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "decodegap history detect: %v\n", err)
 		return 1
 	}
-	opt := history.DetectOptions{EDivisive: edivisive.Options{PValue: *pvalue, Permutations: *perms, Seed: *seed},
+	opt := history.DetectOptions{Method: method, EDivisive: edivisive.Options{PValue: *pvalue, Permutations: *perms, Seed: *seed},
+		Otava:        edivisive.OtavaOptions{Window: *window, PValue: *pvalue, MinMagnitude: float64(minMag)},
 		MinMagnitude: float64(minMag)}
+	if *pvalue == 0 {
+		opt.EDivisive.PValue, opt.Otava.PValue = 0.05, 0.001
+	}
 	changes, err := history.Detect(series, opt)
 	if err != nil {
 		fmt.Fprintf(stderr, "decodegap history detect: %v\n", err)
@@ -111,7 +128,7 @@ type detectReport struct {
 	Options     history.DetectOptions
 	Changes     []history.Change
 	// Confirmed holds the bisect of each change (nil without -confirm;
-	// an entry is nil for a change not bisected: a speed-up).
+	// an entry is nil for a change not bisected: one of magnitude 0).
 	Confirmed []*history.BisectResult
 }
 

@@ -23,7 +23,8 @@ Draws the stored series of the benchmark named BENCH (its full name without
 the Benchmark prefix, e.g. Step-2) in -unit over commit order: one point a
 commit, each stretch between change points with its median as a line, a
 dashed line at each change point and a grey one at each host change. The
-change points are 'history detect's with the same -pvalue and -seed.
+change points are 'history detect's with the same -method, -pvalue, -window
+and -seed.
 
 flags:
 `
@@ -33,13 +34,20 @@ func historyPlot(args []string, stdout, stderr io.Writer) int {
 	db := dbFlag(fs)
 	unit := fs.String("unit", "sec/op", "the `unit` to draw")
 	out := fs.String("o", "", "output `file` (.png or .svg); default history-BENCH.png")
-	pvalue := fs.Float64("pvalue", 0.05, "largest permutation `p-value` of a change point")
+	methodName := fs.String("method", "edivisive", "change point `method`: edivisive or otava (as 'history detect')")
+	pvalue := fs.Float64("pvalue", 0, "largest `p-value` of a change point; 0 is the method's default: 0.05 (edivisive), 0.001 (otava)")
+	window := fs.Int("window", 50, "`points` of each window of -method otava")
 	seed := fs.Uint64("seed", 1234, "`seed` of the permutations")
 	if st := parseFlags(fs, args); st >= 0 {
 		return st
 	}
 	if fs.NArg() != 1 {
 		fmt.Fprintln(stderr, "decodegap history plot: give one benchmark name, e.g. Step-2 ('decodegap history detect' lists them)")
+		return 2
+	}
+	method, err := history.ParseMethod(*methodName)
+	if err != nil || !(*pvalue >= 0 && *pvalue < 1) || *window < 2 {
+		fmt.Fprintf(stderr, "decodegap history plot: -method %q, -pvalue %g, -window %d: want edivisive or otava, a p-value in (0, 1) (0: the method's default), a window ≥ 2\n", *methodName, *pvalue, *window)
 		return 2
 	}
 	name := fs.Arg(0)
@@ -67,7 +75,12 @@ func historyPlot(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "decodegap history plot: no stored values of %s in %s (check the name and -unit)\n", name, *unit)
 		return 1
 	}
-	changes, err := history.Detect(series, history.DetectOptions{EDivisive: edivisive.Options{PValue: *pvalue, Seed: *seed}})
+	opt := history.DetectOptions{Method: method, EDivisive: edivisive.Options{PValue: *pvalue, Seed: *seed},
+		Otava: edivisive.OtavaOptions{Window: *window, PValue: *pvalue}}
+	if *pvalue == 0 {
+		opt.EDivisive.PValue, opt.Otava.PValue = 0.05, 0.001
+	}
+	changes, err := history.Detect(series, opt)
 	if err != nil {
 		fmt.Fprintf(stderr, "decodegap history plot: %v\n", err)
 		return 1

@@ -52,10 +52,14 @@ func pct(r float64) string {
 }
 
 func writeDetect(w io.Writer, r detectReport) {
-	e := r.Options.EDivisive
-	pv, perms := e.PValue, e.Permutations
-	fmt.Fprintf(w, "%d change points in %d series (%d points) of %s; E-Divisive means, permutation p ≤ %g over %d shuffles (-pvalue, -permutations)\n",
-		len(r.Changes), r.Series, r.Points, r.Store, pv, perms)
+	if o := r.Options.Otava; r.Options.Method == history.MethodOtava {
+		fmt.Fprintf(w, "%d change points in %d series (%d points) of %s; Otava's E-Divisive: windows of %d, t test p < %g (-method otava, -window, -pvalue)\n",
+			len(r.Changes), r.Series, r.Points, r.Store, o.Window, o.PValue)
+	} else {
+		e := r.Options.EDivisive
+		fmt.Fprintf(w, "%d change points in %d series (%d points) of %s; E-Divisive means, permutation p ≤ %g over %d shuffles (-pvalue, -permutations)\n",
+			len(r.Changes), r.Series, r.Points, r.Store, e.PValue, e.Permutations)
+	}
 	if r.Quarantined > 0 {
 		fmt.Fprintf(w, "%d of the %d points left out: their runs spread more than 3× their stretch's median spread (a noisy night); they are still drawn by 'history plot'\n", r.Quarantined, r.Points)
 	}
@@ -99,15 +103,23 @@ type detectOut struct {
 	Store          string
 	Series, Points int
 	Quarantined    int
-	PValue         float64
-	Permutations   int
-	MinMagnitude   float64
-	Changes        []changeJSON
+	// Method is "edivisive" or "otava" (-method); PValue is its
+	// level, Permutations edivisive's shuffles (0 for otava), Window
+	// otava's window (0 for edivisive).
+	Method       string
+	PValue       float64
+	Permutations int
+	Window       int
+	MinMagnitude float64
+	Changes      []changeJSON
 }
 
 func detectJSON(r detectReport) detectOut {
-	out := detectOut{Store: r.Store, Series: r.Series, Points: r.Points, Quarantined: r.Quarantined, PValue: r.Options.EDivisive.PValue,
-		Permutations: r.Options.EDivisive.Permutations, MinMagnitude: r.Options.MinMagnitude, Changes: []changeJSON{}}
+	out := detectOut{Store: r.Store, Series: r.Series, Points: r.Points, Quarantined: r.Quarantined, Method: r.Options.Method.String(),
+		PValue: r.Options.EDivisive.PValue, Permutations: r.Options.EDivisive.Permutations, MinMagnitude: r.Options.MinMagnitude, Changes: []changeJSON{}}
+	if r.Options.Method == history.MethodOtava {
+		out.PValue, out.Permutations, out.Window = r.Options.Otava.PValue, 0, r.Options.Otava.Window
+	}
 	for i, c := range r.Changes {
 		j := changeJSON{Benchmark: c.Benchmark, Unit: c.Unit, Host: c.Host, Good: c.Good.Commit, Bad: c.Bad.Commit,
 			GoodDate: c.Good.Date.UTC().Format("2006-01-02T15:04:05Z"), BadDate: c.Bad.Date.UTC().Format("2006-01-02T15:04:05Z"),
@@ -122,18 +134,21 @@ func detectJSON(r detectReport) detectOut {
 	return out
 }
 
-// confirmChanges bisects each change whose values grew (a slowdown in a
-// cost unit) between its commits, in the current repository (or -C),
-// judging the change's unit unless -bisect-unit was given.
+// confirmChanges bisects each change between its commits, in the
+// current repository (or -C), in the direction it shows: a change whose
+// values grew (a slowdown in a cost unit) for the first slower commit,
+// one whose values fell for the first faster commit (as bisect -faster);
+// it judges the change's unit unless -bisect-unit was given.
 func confirmChanges(ctx context.Context, changes []history.Change, f *bisectFlags, pkgs []string, stderr io.Writer) ([]*history.BisectResult, int) {
 	out := make([]*history.BisectResult, len(changes))
 	status := 0
 	for i, c := range changes {
-		if !(c.Ratio > 1) {
+		if !(c.Ratio > 1 || c.Ratio < 1) {
 			continue
 		}
-		fmt.Fprintf(stderr, "decodegap history detect: confirming %s %s (%s) between %s and %s\n", c.Benchmark, c.Unit, pct(c.Ratio), short(c.Good.Commit), short(c.Bad.Commit))
 		ff := *f
+		ff.faster = c.Ratio < 1
+		fmt.Fprintf(stderr, "decodegap history detect: confirming %s %s (%s) between %s and %s: the first %s commit\n", c.Benchmark, c.Unit, pct(c.Ratio), short(c.Good.Commit), short(c.Bad.Commit), ff.direction())
 		if !f.unitsSet {
 			ff.units = c.Unit
 		}
@@ -158,23 +173,30 @@ func writeBisect(w io.Writer, r *history.BisectResult, delta float64) {
 	fmt.Fprintln(tw, "step\tcandidate\tgood\tverdict\tB/A\tinterval\trounds")
 	for i, s := range r.Steps {
 		fmt.Fprintf(tw, "%d\t%s (#%d)\t%s (#%d)\t%s\t%s\t%s … %s\t%d\n", i+1, short(s.Candidate), s.CandidateIndex, short(s.Good), s.GoodIndex,
-			s.Result.Outcome, pct(s.Result.Ratio), pct(s.Result.Lo), pct(s.Result.Hi), s.Result.Rounds)
+			s.Result.Outcome.Word(r.Direction), pct(s.Result.Ratio), pct(s.Result.Lo), pct(s.Result.Hi), s.Result.Rounds)
 	}
 	tw.Flush()
 	half := ""
 	if !math.IsNaN(delta) {
 		half = fmt.Sprintf(" (by more than %.1f%%, half of -delta)", delta*50)
 	}
+	dir, change := r.Direction.String(), "slowdown"
+	if r.Direction == history.Faster {
+		change = "speed-up"
+	}
 	switch r.Why {
 	case history.WhyNamed:
-		fmt.Fprintf(w, "first slower commit: %s (#%d of %d): slower%s than %s, which was not\n",
-			r.Commits[r.First], r.First, len(r.Commits)-1, half, short(r.Commits[r.First-1]))
-	case history.WhyNoSlowdown:
-		fmt.Fprintf(w, "no commit named: the bad end was not slower%s than the good end\n", half)
+		fmt.Fprintf(w, "first %s commit: %s (#%d of %d): %s%s than %s, which was not\n",
+			dir, r.Commits[r.First], r.First, len(r.Commits)-1, dir, half, short(r.Commits[r.First-1]))
+	case history.WhyNoChange:
+		fmt.Fprintf(w, "no commit named: the bad end was not %s%s than the good end\n", dir, half)
+	case history.WhyFailed:
+		fmt.Fprintf(w, "no commit named: step %d failed to build or run (its error is above); the %s, if any, is after %s and at or before %s (%d commits)\n",
+			len(r.Steps)+1, change, short(r.Commits[r.Lo]), short(r.Commits[r.Hi]), r.Hi-r.Lo)
 	case history.WhyUndecided:
 		last := r.Steps[len(r.Steps)-1].Result
-		fmt.Fprintf(w, "no commit named: step %d was undecided after %d rounds (-max-rounds, -budget); the slowdown, if any, is after %s and at or before %s (%d commits)\n",
-			len(r.Steps), last.Rounds, short(r.Commits[r.Lo]), short(r.Commits[r.Hi]), r.Hi-r.Lo)
+		fmt.Fprintf(w, "no commit named: step %d was undecided after %d rounds (-max-rounds, -budget); the %s, if any, is after %s and at or before %s (%d commits)\n",
+			len(r.Steps), last.Rounds, change, short(r.Commits[r.Lo]), short(r.Commits[r.Hi]), r.Hi-r.Lo)
 	}
 }
 
@@ -193,11 +215,14 @@ type bisectOut struct {
 	Tests   int
 	Alpha   float64
 	Delta   jsonFloat `json:",omitempty"`
-	Steps   []stepOut
-	Named   bool
-	First   string `json:",omitempty"`
-	Lo, Hi  string
-	Why     string
+	// Direction is "slower" or "faster" (-faster): the steps' Outcome
+	// words are its.
+	Direction string
+	Steps     []stepOut
+	Named     bool
+	First     string `json:",omitempty"`
+	Lo, Hi    string
+	Why       string
 }
 
 // jsonFloat writes NaN as null.
@@ -211,15 +236,19 @@ func (f jsonFloat) MarshalJSON() ([]byte, error) {
 }
 
 func bisectJSON(r *history.BisectResult, delta float64) bisectOut {
-	out := bisectOut{Commits: r.Commits, Tests: r.Tests, Alpha: r.Alpha, Delta: jsonFloat(delta),
+	noChange := "no-slowdown"
+	if r.Direction == history.Faster {
+		noChange = "no-speed-up"
+	}
+	out := bisectOut{Commits: r.Commits, Tests: r.Tests, Alpha: r.Alpha, Delta: jsonFloat(delta), Direction: r.Direction.String(),
 		Lo: r.Commits[r.Lo], Hi: r.Commits[r.Hi], Named: r.Why == history.WhyNamed,
-		Why: map[history.BisectWhy]string{history.WhyNamed: "named", history.WhyNoSlowdown: "no-slowdown", history.WhyUndecided: "undecided"}[r.Why]}
+		Why: map[history.BisectWhy]string{history.WhyNamed: "named", history.WhyNoChange: noChange, history.WhyUndecided: "undecided", history.WhyFailed: "failed"}[r.Why]}
 	if out.Named {
 		out.First = r.Commits[r.First]
 	}
 	for _, s := range r.Steps {
 		out.Steps = append(out.Steps, stepOut{Good: s.Good, Candidate: s.Candidate, GoodIndex: s.GoodIndex, CandidateIndex: s.CandidateIndex,
-			Confidence: s.Confidence, Outcome: strings.ReplaceAll(s.Result.Outcome.String(), " ", "-"),
+			Confidence: s.Confidence, Outcome: strings.ReplaceAll(s.Result.Outcome.Word(r.Direction), " ", "-"),
 			Ratio: jsonFloat(s.Result.Ratio), Lo: jsonFloat(s.Result.Lo), Hi: jsonFloat(s.Result.Hi), Rounds: s.Result.Rounds, Detail: s.Result.Detail})
 	}
 	return out

@@ -7,29 +7,55 @@ import (
 	"math/bits"
 )
 
+// Direction is the change a bisect looks for.
+type Direction int
+
+const (
+	// Slower: the first commit whose benchmark got slower (the default).
+	Slower Direction = iota
+	// Faster: the first commit whose benchmark got faster.
+	Faster
+)
+
+// String returns "slower" or "faster".
+func (d Direction) String() string {
+	if d == Faster {
+		return "faster"
+	}
+	return "slower"
+}
+
 // StepOutcome is what one comparison of a bisect said about the
-// candidate against the last known good commit.
+// candidate against the last known good commit, in the search's
+// Direction.
 type StepOutcome int
 
 const (
-	// StepSlower: decided slower, by more than the threshold.
-	StepSlower StepOutcome = iota
-	// StepNotSlower: decided equivalent, faster, or slower by less than
-	// the threshold.
-	StepNotSlower
+	// StepChanged: decided changed in the search's direction (slower, or
+	// faster for a Faster search) by more than the threshold.
+	StepChanged StepOutcome = iota
+	// StepUnchanged: decided equivalent, changed the other way, or
+	// changed by less than the threshold.
+	StepUnchanged
 	// StepUndecided: the comparison ran out of rounds or budget.
 	StepUndecided
 )
 
-func (o StepOutcome) String() string {
+// Word returns the outcome in d's words: "slower", "not slower" and
+// "undecided" for Slower; "faster", "not faster" and "undecided" for
+// Faster.
+func (o StepOutcome) Word(d Direction) string {
 	switch o {
-	case StepSlower:
-		return "slower"
-	case StepNotSlower:
-		return "not slower"
+	case StepChanged:
+		return d.String()
+	case StepUnchanged:
+		return "not " + d.String()
 	}
 	return "undecided"
 }
+
+// String returns the outcome in a Slower search's words (Word(Slower)).
+func (o StepOutcome) String() string { return o.Word(Slower) }
 
 // StepResult is a Comparer's answer: the outcome and the numbers behind it.
 type StepResult struct {
@@ -44,7 +70,9 @@ type StepResult struct {
 }
 
 // Comparer compares candidate against good (both commit hashes) at
-// confidence (the step's share of the search's error rate).
+// confidence (the step's share of the search's error rate), and answers
+// in the search's Direction: a Comparer for a Faster search says
+// StepChanged when the candidate is faster.
 type Comparer interface {
 	Compare(ctx context.Context, good, candidate string, confidence float64) (StepResult, error)
 }
@@ -65,14 +93,17 @@ type BisectResult struct {
 	// Tests is the most comparisons the search may run (1 + ⌈log2 n⌉ for
 	// n commits after good), Alpha the error rate over all of them; each
 	// step is judged at confidence 1 − Alpha/Tests (Bonferroni), so the
-	// chance that any step's slower or not-slower call is false is at most
+	// chance that any step's changed or unchanged call is false is at most
 	// Alpha.
 	Tests int
 	Alpha float64
-	Steps []BisectStep
-	// First is the index of the first slower commit, when the search
+	// Direction is the change searched for: every step's outcome is in
+	// its words.
+	Direction Direction
+	Steps     []BisectStep
+	// First is the index of the first changed commit, when the search
 	// named one; −1 otherwise. Lo and Hi bound the commits the search
-	// narrowed to: the slowdown entered after Commits[Lo] and at or before
+	// narrowed to: the change entered after Commits[Lo] and at or before
 	// Commits[Hi] (Hi == Lo+1 when named).
 	First, Lo, Hi int
 	// Why says why no commit was named: WhyNamed when one was.
@@ -83,23 +114,28 @@ type BisectResult struct {
 type BisectWhy int
 
 const (
-	// WhyNamed: the first slower commit was found.
+	// WhyNamed: the first changed commit was found.
 	WhyNamed BisectWhy = iota
-	// WhyNoSlowdown: the first comparison, bad against good, was not
-	// slower: there is nothing to bisect.
-	WhyNoSlowdown
+	// WhyNoChange: the first comparison, bad against good, was not
+	// changed in the search's direction: there is nothing to bisect.
+	WhyNoChange
 	// WhyUndecided: a step was undecided; Lo and Hi bound the range.
 	WhyUndecided
+	// WhyFailed: a comparison returned an error (Bisect returns it too);
+	// Steps holds the steps before it, Lo and Hi the range so far.
+	WhyFailed
 )
 
-// Bisect finds the first commit of commits (good first, bad last) slower
-// than good. It first compares the bad end with good: unless that is
-// slower, the search names nothing. Then it halves [lo, hi] as git bisect
-// does, comparing the middle commit with the last good one (lo): slower
-// moves hi, not slower moves lo. An undecided step ends the search with
-// the range so far. Each of the at most 1 + ⌈log2 (len(commits)−1)⌉
-// comparisons is judged at 1 − alpha/Tests.
-func Bisect(ctx context.Context, commits []string, c Comparer, alpha float64) (*BisectResult, error) {
+// Bisect finds the first commit of commits (good first, bad last) that
+// changed in direction d (slower, or faster) against good; c answers in
+// d's terms, and d is recorded in the result for its words. It first
+// compares the bad end with good: unless that changed, the search names
+// nothing. Then it halves [lo, hi] as git bisect does, comparing the
+// middle commit with the last good one (lo): changed moves hi, unchanged
+// moves lo. An undecided step ends the search with the range so far.
+// Each of the at most 1 + ⌈log2 (len(commits)−1)⌉ comparisons is judged
+// at 1 − alpha/Tests, whichever the direction.
+func Bisect(ctx context.Context, commits []string, c Comparer, alpha float64, d Direction) (*BisectResult, error) {
 	if len(commits) < 2 {
 		return nil, errors.New("history: bisect needs a good and a bad commit")
 	}
@@ -108,7 +144,7 @@ func Bisect(ctx context.Context, commits []string, c Comparer, alpha float64) (*
 	}
 	n := len(commits) - 1
 	tests := 1 + bits.Len(uint(n-1)) // 1 + ⌈log2 n⌉
-	r := &BisectResult{Commits: commits, Tests: tests, Alpha: alpha, First: -1, Lo: 0, Hi: n}
+	r := &BisectResult{Commits: commits, Tests: tests, Alpha: alpha, Direction: d, First: -1, Lo: 0, Hi: n}
 	conf := 1 - alpha/float64(tests)
 	step := func(good, cand int) (StepOutcome, error) {
 		res, err := c.Compare(ctx, commits[good], commits[cand], conf)
@@ -121,24 +157,26 @@ func Bisect(ctx context.Context, commits []string, c Comparer, alpha float64) (*
 	}
 	switch o, err := step(0, n); {
 	case err != nil:
+		r.Why = WhyFailed
 		return r, err
 	case o == StepUndecided:
 		r.Why = WhyUndecided
 		return r, nil
-	case o == StepNotSlower:
-		r.Why = WhyNoSlowdown
+	case o == StepUnchanged:
+		r.Why = WhyNoChange
 		return r, nil
 	}
 	for r.Hi-r.Lo > 1 {
 		mid := r.Lo + (r.Hi-r.Lo)/2
 		o, err := step(r.Lo, mid)
 		if err != nil {
+			r.Why = WhyFailed
 			return r, err
 		}
 		switch o {
-		case StepSlower:
+		case StepChanged:
 			r.Hi = mid
-		case StepNotSlower:
+		case StepUnchanged:
 			r.Lo = mid
 		default:
 			r.Why = WhyUndecided

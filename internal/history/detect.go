@@ -108,11 +108,49 @@ func (s *Store) Series(ctx context.Context, f Filter) ([]Series, error) {
 	return out, nil
 }
 
+// Method is Detect's search for change points in one stretch.
+type Method int
+
+const (
+	// MethodPermutation is E-Divisive means over the whole stretch with
+	// the permutation test (edivisive.Detect): the default.
+	MethodPermutation Method = iota
+	// MethodOtava is Otava's variant: E-Divisive in sliding windows with
+	// a Student t test, then a merge of the weak change points
+	// (edivisive.DetectOtava).
+	MethodOtava
+)
+
+// String returns "edivisive" or "otava", the names -method takes.
+func (m Method) String() string {
+	if m == MethodOtava {
+		return "otava"
+	}
+	return "edivisive"
+}
+
+// ParseMethod returns the Method named s ("edivisive" or "otava").
+func ParseMethod(s string) (Method, error) {
+	switch s {
+	case "edivisive", "":
+		return MethodPermutation, nil
+	case "otava":
+		return MethodOtava, nil
+	}
+	return 0, fmt.Errorf("history: method %q: want edivisive or otava", s)
+}
+
 // DetectOptions are Detect's settings; the zero value is valid.
 type DetectOptions struct {
-	// EDivisive are the method's settings (package edivisive; zero means
-	// MongoDB's published defaults: p ≤ 0.05, 100 permutations).
+	// Method chooses the search; the zero value is MethodPermutation.
+	Method Method
+	// EDivisive are MethodPermutation's settings (package edivisive;
+	// zero means MongoDB's published defaults: p ≤ 0.05, 100
+	// permutations). Its Seed also seeds the bootstrap of every method.
 	EDivisive edivisive.Options
+	// Otava are MethodOtava's settings (zero means Otava's defaults:
+	// windows of 50, p < 0.001, magnitude above 0).
+	Otava edivisive.OtavaOptions
 	// Confidence is the level of each magnitude's interval; 0 means 0.95.
 	Confidence float64
 	// MinMagnitude drops change points whose |After/Before − 1| is below
@@ -144,7 +182,9 @@ type Change struct {
 	Before, After float64
 	Ratio, Lo, Hi float64
 	Level         float64
-	// P is the permutation p-value, Q the statistic Q̂ (edivisive).
+	// P is the p-value: the permutation test's (MethodPermutation) or
+	// the t test's between the change's neighbours (MethodOtava); Q the
+	// statistic Q̂ (edivisive).
 	P, Q float64
 	// NBefore and NAfter count the points of the two sides.
 	NBefore, NAfter int
@@ -189,7 +229,13 @@ func Detect(series []Series, opt DetectOptions) ([]Change, error) {
 			for i, p := range pts {
 				x[i] = p.Value
 			}
-			cps, err := edivisive.Detect(x, opt.EDivisive)
+			var cps []edivisive.ChangePoint
+			var err error
+			if opt.Method == MethodOtava {
+				cps, err = edivisive.DetectOtava(x, opt.Otava)
+			} else {
+				cps, err = edivisive.Detect(x, opt.EDivisive)
+			}
 			if err != nil {
 				return nil, fmt.Errorf("history: %s %s: %w", sr.Benchmark, sr.Unit, err)
 			}

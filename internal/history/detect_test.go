@@ -95,9 +95,9 @@ func (f *fakeComparer) Compare(_ context.Context, good, cand string, conf float6
 		return NaNStep(o), nil
 	}
 	if f.first >= 0 && f.index[cand] >= f.first && f.index[good] < f.first {
-		return NaNStep(StepSlower), nil
+		return NaNStep(StepChanged), nil
 	}
-	return NaNStep(StepNotSlower), nil
+	return NaNStep(StepUnchanged), nil
 }
 
 func commitsOf(n int) ([]string, map[string]int) {
@@ -114,7 +114,7 @@ func TestBisectNamesFirstSlowerCommit(t *testing.T) {
 	commits, idx := commitsOf(32)
 	for first := 1; first <= 32; first++ {
 		f := &fakeComparer{index: idx, first: first}
-		r, err := Bisect(context.Background(), commits, f, 0.05)
+		r, err := Bisect(context.Background(), commits, f, 0.05, Slower)
 		require.NoError(t, err)
 		require.Equal(t, WhyNamed, r.Why, "first %d", first)
 		assert.Equal(t, first, r.First)
@@ -126,7 +126,7 @@ func TestBisectNamesFirstSlowerCommit(t *testing.T) {
 	}
 	_, idx7 := commitsOf(7)
 	c7, _ := commitsOf(7)
-	r, err := Bisect(context.Background(), c7, &fakeComparer{index: idx7, first: 3}, 0.05)
+	r, err := Bisect(context.Background(), c7, &fakeComparer{index: idx7, first: 3}, 0.05, Slower)
 	require.NoError(t, err)
 	assert.Equal(t, 4, r.Tests, "1 + ⌈log2 7⌉")
 	assert.Equal(t, 3, r.First)
@@ -134,24 +134,106 @@ func TestBisectNamesFirstSlowerCommit(t *testing.T) {
 
 func TestBisectNamesNothingWithoutSlowdownOrWhenUndecided(t *testing.T) {
 	commits, idx := commitsOf(32)
-	r, err := Bisect(context.Background(), commits, &fakeComparer{index: idx, first: -1}, 0.05)
+	r, err := Bisect(context.Background(), commits, &fakeComparer{index: idx, first: -1}, 0.05, Slower)
 	require.NoError(t, err)
-	assert.Equal(t, WhyNoSlowdown, r.Why)
+	assert.Equal(t, WhyNoChange, r.Why)
 	assert.Equal(t, -1, r.First)
 	assert.Len(t, r.Steps, 1, "the first comparison, bad against good, decides")
 
 	f := &fakeComparer{index: idx, first: 20, override: map[int]StepOutcome{16: StepUndecided}}
-	r, err = Bisect(context.Background(), commits, f, 0.05)
+	r, err = Bisect(context.Background(), commits, f, 0.05, Slower)
 	require.NoError(t, err)
 	assert.Equal(t, WhyUndecided, r.Why)
 	assert.Equal(t, -1, r.First)
 	assert.Equal(t, 0, r.Lo)
 	assert.Equal(t, 32, r.Hi)
 
-	_, err = Bisect(context.Background(), commits[:1], f, 0.05)
+	_, err = Bisect(context.Background(), commits[:1], f, 0.05, Slower)
 	assert.Error(t, err)
-	_, err = Bisect(context.Background(), commits, errComparer{}, 0.05)
+	// Regression: a failed first step left Why at WhyNamed (its zero)
+	// with First −1, and the report indexed Commits[−1].
+	r, err = Bisect(context.Background(), commits, errComparer{}, 0.05, Slower)
 	assert.ErrorContains(t, err, "build failed")
+	assert.Equal(t, WhyFailed, r.Why)
+	assert.Equal(t, -1, r.First)
+	assert.Empty(t, r.Steps)
+}
+
+// valueComparer is a fake judge with a true value per commit: a step
+// changed when the candidate's value moved from good's by more than
+// threshold in the search's direction (faster: good/candidate − 1 above
+// it), with no noise.
+type valueComparer struct {
+	index     map[string]int
+	values    []float64
+	threshold float64
+	dir       Direction
+}
+
+func (v *valueComparer) Compare(_ context.Context, good, cand string, _ float64) (StepResult, error) {
+	g, c := v.values[v.index[good]], v.values[v.index[cand]]
+	res := NaNStep(StepUnchanged)
+	res.Ratio = c / g
+	if (v.dir == Slower && c/g-1 > v.threshold) || (v.dir == Faster && g/c-1 > v.threshold) {
+		res.Outcome = StepChanged
+	}
+	return res, nil
+}
+
+// TestBisectFasterNamesFirstFasterCommit: a Faster search names the
+// commit of a speed-up wherever it is, with the same Bonferroni split as
+// a Slower one; a Slower search of the same history names nothing, and a
+// Faster search of a slowdown names nothing either. A slowdown before
+// the speed-up (values 1, 1.3, 0.5) does not hide it.
+func TestBisectFasterNamesFirstFasterCommit(t *testing.T) {
+	commits, idx := commitsOf(24)
+	step := func(at int, before, after float64) []float64 {
+		v := make([]float64, len(commits))
+		for i := range v {
+			v[i] = before
+			if i >= at {
+				v[i] = after
+			}
+		}
+		return v
+	}
+	for at := 1; at <= 24; at++ {
+		c := &valueComparer{index: idx, values: step(at, 140, 113), threshold: 0.01, dir: Faster}
+		r, err := Bisect(context.Background(), commits, c, 0.05, Faster)
+		require.NoError(t, err)
+		require.Equal(t, WhyNamed, r.Why, "speed-up at %d", at)
+		assert.Equal(t, at, r.First)
+		assert.Equal(t, Faster, r.Direction)
+		assert.Equal(t, 6, r.Tests, "1 + ⌈log2 24⌉")
+		for _, s := range r.Steps {
+			assert.InDelta(t, 1-0.05/6, s.Confidence, 1e-12)
+		}
+
+		c.dir = Slower
+		r, err = Bisect(context.Background(), commits, c, 0.05, Slower)
+		require.NoError(t, err)
+		assert.Equal(t, WhyNoChange, r.Why, "a speed-up is no slowdown (at %d)", at)
+
+		c = &valueComparer{index: idx, values: step(at, 113, 140), threshold: 0.01, dir: Faster}
+		r, err = Bisect(context.Background(), commits, c, 0.05, Faster)
+		require.NoError(t, err)
+		assert.Equal(t, WhyNoChange, r.Why, "a slowdown is no speed-up (at %d)", at)
+	}
+	v := step(13, 1, 0.5)
+	for i := 5; i < 13; i++ {
+		v[i] = 1.3
+	}
+	r, err := Bisect(context.Background(), commits, &valueComparer{index: idx, values: v, threshold: 0.01, dir: Faster}, 0.05, Faster)
+	require.NoError(t, err)
+	assert.Equal(t, 13, r.First)
+}
+
+func TestStepOutcomeWords(t *testing.T) {
+	assert.Equal(t, "faster", StepChanged.Word(Faster))
+	assert.Equal(t, "not faster", StepUnchanged.Word(Faster))
+	assert.Equal(t, "undecided", StepUndecided.Word(Faster))
+	assert.Equal(t, "slower", StepChanged.Word(Slower))
+	assert.Equal(t, "not slower", StepUnchanged.String())
 }
 
 type errComparer struct{}

@@ -90,7 +90,7 @@ func (s simScore) precision() float64 {
 	return float64(s.Reported-s.False) / float64(max(s.Reported, 1))
 }
 
-func runSim(t testing.TB, m simModel, effect float64, trials int, seed uint64) simScore {
+func runSim(t testing.TB, m simModel, method Method, effect float64, trials int, seed uint64) simScore {
 	const tol = 3
 	rng := rand.New(rand.NewPCG(seed, uint64(effect*1e4)))
 	var sc simScore
@@ -99,7 +99,7 @@ func runSim(t testing.TB, m simModel, effect float64, trials int, seed uint64) s
 		// noisy night and the host change included.
 		at := 10 + rng.IntN(m.Commits-20)
 		sr := m.simulate(rng, effect, at)
-		cps, err := Detect([]Series{sr}, DetectOptions{EDivisive: edivisive.Options{Seed: uint64(trial)}})
+		cps, err := Detect([]Series{sr}, DetectOptions{Method: method, EDivisive: edivisive.Options{Seed: uint64(trial)}})
 		require.NoError(t, err)
 		if effect != 0 {
 			sc.Planted++
@@ -139,6 +139,10 @@ func simTrials() (trials int, figures bool) {
 	return 25, false
 }
 
+// TestDetectSimulatedHistories runs both methods on the same histories
+// (the same seed per model and shift): the default (E-Divisive with the
+// permutation test) against the targets, Otava's variant (-method otava)
+// logged beside it for docs/guide/history.md.
 func TestDetectSimulatedHistories(t *testing.T) {
 	trials, figures := simTrials()
 	for _, m := range simModels {
@@ -149,18 +153,20 @@ func TestDetectSimulatedHistories(t *testing.T) {
 			if raceOn && !figures && effect != 0 && effect != 0.05 {
 				continue
 			}
-			sc := runSim(t, m, effect, trials, 42)
-			perCommits := float64(sc.False) / float64(trials) // histories are 200 commits
-			t.Logf("model %-6s shift %+4.0f%%: recall %d/%d = %.2f, precision %.2f, false change points %d over %d histories of %d commits (%.2f per %d)",
-				m.Name, effect*100, sc.Found, sc.Planted, sc.recall(), sc.precision(), sc.False, trials, m.Commits, perCommits, m.Commits)
-			if m.Name != "quiet" {
-				continue
-			}
-			// The targets, on the quiet model (a CPU-time-like unit): at
-			// most 1 false change point per 200 commits, recall ≥ 90% at 5%.
-			assert.LessOrEqual(t, perCommits, 1.0, "false change points per 200 commits, shift %v", effect)
-			if effect >= 0.05 {
-				assert.GreaterOrEqual(t, sc.recall(), 0.9, "recall at a %v shift", effect)
+			for _, method := range []Method{MethodPermutation, MethodOtava} {
+				sc := runSim(t, m, method, effect, trials, 42)
+				perCommits := float64(sc.False) / float64(trials) // histories are 200 commits
+				t.Logf("%-9s model %-6s shift %+4.0f%%: recall %d/%d = %.2f, precision %.2f, false change points %d over %d histories of %d commits (%.2f per %d)",
+					method, m.Name, effect*100, sc.Found, sc.Planted, sc.recall(), sc.precision(), sc.False, trials, m.Commits, perCommits, m.Commits)
+				if m.Name != "quiet" || method != MethodPermutation {
+					continue
+				}
+				// The targets, on the quiet model (a CPU-time-like unit): at
+				// most 1 false change point per 200 commits, recall ≥ 90% at 5%.
+				assert.LessOrEqual(t, perCommits, 1.0, "false change points per 200 commits, shift %v", effect)
+				if effect >= 0.05 {
+					assert.GreaterOrEqual(t, sc.recall(), 0.9, "recall at a %v shift", effect)
+				}
 			}
 		}
 	}
