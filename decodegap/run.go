@@ -266,7 +266,6 @@ func (r *runner) loop(step Step) (int, error) {
 		return i, err
 	}
 	r.afterWarmup()
-	rec := r.rec
 	untilBoundary := 0
 	for j := 0; j < r.n; j++ {
 		if untilBoundary == 0 {
@@ -274,22 +273,9 @@ func (r *runner) loop(step Step) (int, error) {
 			untilBoundary = r.window
 		}
 		untilBoundary--
-		var req int64
-		if !noGap {
-			req = int64(r.seq.Next())
-			r.waiter.WaitUntil(prevEnd + req)
-		}
-		c0 := r.cr.stepCPUBegin(j)
-		start := gap.Now()
-		err := step()
-		end := gap.Now()
-		r.cr.stepCPUEnd(c0)
-		if err != nil {
+		if prevEnd, err = r.recorded(step, j, prevEnd, noGap); err != nil {
 			return warm + j, err
 		}
-		rec.add(j, end-start, start-prevEnd)
-		r.requested += req
-		prevEnd = end
 	}
 	r.boundary(r.n, true)
 	return 0, nil
@@ -313,6 +299,27 @@ func (r *runner) warm(step Step) (int, int64, error) {
 		r.rec.warm(i, prevEnd-start)
 	}
 	return 0, prevEnd, nil
+}
+
+// recorded runs recorded step j after its gap from prevEnd (none when
+// noGap), adds it to the record and returns when it ended (gap.Now).
+func (r *runner) recorded(step Step, j int, prevEnd int64, noGap bool) (int64, error) {
+	var req int64
+	if !noGap {
+		req = int64(r.seq.Next())
+		r.waiter.WaitUntil(prevEnd + req)
+	}
+	c0 := r.cr.stepCPUBegin(j)
+	start := gap.Now()
+	err := step()
+	end := gap.Now()
+	r.cr.stepCPUEnd(c0)
+	if err != nil {
+		return end, err
+	}
+	r.rec.add(j, end-start, start-prevEnd)
+	r.requested += req
+	return end, nil
 }
 
 // afterWarmup marks the end of the warm-up for the census: the threads

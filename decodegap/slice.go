@@ -163,22 +163,9 @@ func (r *runner) turn(step Step, j0, m int) (string, error) {
 	r.foreignNext = j0 > 0
 	r.boundary(j0, true)
 	for j := j0; j < j0+m; j++ {
-		var req int64
-		if !noGap {
-			req = int64(r.seq.Next())
-			r.waiter.WaitUntil(prevEnd + req)
-		}
-		c0 := r.cr.stepCPUBegin(j)
-		start := gap.Now()
-		err := step()
-		end := gap.Now()
-		r.cr.stepCPUEnd(c0)
-		if err != nil {
+		if prevEnd, err = r.recorded(step, j, prevEnd, noGap); err != nil {
 			return r.iterName(r.s.warmup + j), err
 		}
-		r.rec.add(j, end-start, start-prevEnd)
-		r.requested += req
-		prevEnd = end
 	}
 	r.boundary(j0+m, true)
 	return "", nil
