@@ -141,7 +141,11 @@ func Prepare(ctx context.Context, c BuildConfig) (*Build, error) {
 		if err != nil {
 			return Tree{}, fmt.Errorf("%s %q is not a commit here: %w", name, ref, err)
 		}
-		root := filepath.Join(tmp, name)
+		// git names a worktree's admin folder (.git/worktrees/NAME) after
+		// the root's last element, and two pr runs in one repository at
+		// once (CI shards on one runner) race for the same NAME: give it
+		// the temp folder's unique suffix.
+		root := filepath.Join(tmp, filepath.Base(tmp)+"-"+name)
 		logf("%s: git worktree add --detach %s %s (%s)", name, root, ref, commit[:min(12, len(commit))])
 		t := Tree{Ref: ref, Commit: commit, Root: root}
 		if _, err := gitOut(ctx, top, "worktree", "add", "--detach", root, commit); err != nil {

@@ -7,7 +7,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // fixtureWork is the work of fixture benchmark i at the first commit: the
@@ -136,4 +140,47 @@ func TestPrepareFixture(t *testing.T) {
 	if _, err := Prepare(context.Background(), BuildConfig{Dir: repo, Base: "no-such-ref"}); err == nil || !strings.Contains(err.Error(), `base "no-such-ref" is not a commit`) {
 		t.Errorf("bad ref: err = %v", err)
 	}
+}
+
+// Several pr runs at once in one repository (CI shards on one runner) each
+// get their worktrees: git names a worktree's admin folder after its root's
+// last element, and a shared "base" raced ("failed to read
+// .git/worktrees/base/commondir" in one CI run).
+func TestPrepareConcurrentInOneRepo(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a module several times")
+	}
+	repo := fixtureRepo(t, 2, 0, 1)
+	const n = 6
+	builds := make([]*Build, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			builds[i], errs[i] = Prepare(context.Background(), BuildConfig{Dir: repo, Base: "HEAD~1", Head: "HEAD", Patterns: []string{"./..."}})
+		}()
+	}
+	wg.Wait()
+	roots := map[string]bool{}
+	for i := range n {
+		if errs[i] != nil {
+			t.Errorf("run %d: %v", i, errs[i])
+			continue
+		}
+		assert.Equal(t, 2, builds[i].Benchmarks(), "run %d", i)
+		for _, r := range []string{builds[i].Base.Root, builds[i].Head.Root} {
+			assert.False(t, roots[filepath.Base(r)], "worktree name %s used twice", filepath.Base(r))
+			roots[filepath.Base(r)] = true
+		}
+	}
+	for _, b := range builds {
+		if b != nil {
+			assert.NoError(t, b.Close())
+		}
+	}
+	out, err := exec.Command("git", "-C", repo, "worktree", "list", "--porcelain").Output()
+	require.NoError(t, err)
+	assert.Equal(t, 1, strings.Count(string(out), "worktree "), "worktrees left:\n%s", out)
 }
