@@ -114,7 +114,7 @@ func runBisect(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("bisect", bisectUsage, stderr)
 	good := fs.String("good", "", "a `revision` without the change (required)")
 	bad := fs.String("bad", "", "a `revision` with the change (required)")
-	bench := fs.String("bench", "", "`regexp` of the benchmarks to compare, as -test.bench takes it (required)")
+	bench := fs.String("bench", "", "`regexp` of the benchmarks to compare, as -test.bench takes it: 'Step' or, for one sub-benchmark, 'Step/gap=1ms' (required)")
 	asJSON := fs.Bool("json", false, "write the search as JSON instead of text")
 	f := bisectFlagsInto(fs, "seed")
 	fs.BoolVar(&f.faster, "faster", false, "find the first commit that got faster (a speed-up) instead of slower")
@@ -136,13 +136,13 @@ func runBisect(args []string, stdout, stderr io.Writer) int {
 	case f.maxRounds < 2:
 		return bad2("-max-rounds %d: want at least 2", f.maxRounds)
 	}
-	re, err := regexp.Compile(*bench)
+	sel, err := parseBenchSel(*bench)
 	if err != nil {
 		return bad2("-bench: %v", err)
 	}
 	ctx, stop := interruptible(0)
 	defer stop()
-	res, code := bisectOnce(ctx, f, *good, *bad, re, fs.Args(), stderr)
+	res, code := bisectOnce(ctx, f, *good, *bad, sel, fs.Args(), stderr)
 	if res == nil {
 		return code
 	}
@@ -158,7 +158,7 @@ func runBisect(args []string, stdout, stderr io.Writer) int {
 
 // bisectOnce runs one search between good and bad; it returns the
 // result (nil when nothing ran) and the exit status.
-func bisectOnce(ctx context.Context, f *bisectFlags, good, bad string, re *regexp.Regexp, pkgs []string, stderr io.Writer) (*history.BisectResult, int) {
+func bisectOnce(ctx context.Context, f *bisectFlags, good, bad string, sel benchSel, pkgs []string, stderr io.Writer) (*history.BisectResult, int) {
 	fail := func(format string, a ...any) (*history.BisectResult, int) {
 		fmt.Fprintf(stderr, "decodegap bisect: "+format+"\n", a...)
 		return nil, 3
@@ -173,7 +173,7 @@ func bisectOnce(ctx context.Context, f *bisectFlags, good, bad string, re *regex
 	if f.seed == 0 {
 		f.seed = rand.Uint64()
 	}
-	c := &prComparer{f: f, bench: re, pkgs: pkgs, log: stderr}
+	c := &prComparer{f: f, bench: sel, pkgs: pkgs, log: stderr}
 	if f.out != "" {
 		file, err := os.OpenFile(f.out, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 		if err != nil {
@@ -237,11 +237,78 @@ func commitRange(dir, good, bad string) ([]string, error) {
 
 func short(c string) string { return c[:min(10, len(c))] }
 
+// benchSel is a -bench pattern split as testing splits -test.bench: top
+// matches the top-level benchmarks' names (each becomes a job), and sub
+// ("" or "/…", the rest of the pattern) is passed on to each job's
+// -test.bench, so a job can be one sub-benchmark. A run that prints one
+// result gets prreport.UnitCPU; a run of several sub-benchmarks does not.
+type benchSel struct {
+	pattern string
+	top     *regexp.Regexp
+	sub     string
+}
+
+// parseBenchSel splits pattern at its first '/' outside brackets and
+// parentheses (testing's rule) and checks every level compiles.
+func parseBenchSel(pattern string) (benchSel, error) {
+	sel := benchSel{pattern: pattern}
+	levels := splitBenchRegexp(pattern)
+	for _, l := range levels {
+		if _, err := regexp.Compile(l); err != nil {
+			return sel, err
+		}
+	}
+	sel.top = regexp.MustCompile(levels[0])
+	if len(levels) > 1 {
+		sel.sub = "/" + strings.Join(levels[1:], "/")
+	}
+	return sel, nil
+}
+
+// testBench is the -test.bench flag of the job of top-level benchmark
+// name.
+func (s benchSel) testBench(name string) string {
+	return "-test.bench=^" + regexp.QuoteMeta(name) + "$" + s.sub
+}
+
+// splitBenchRegexp splits s at each '/' that is not inside [...] or
+// (...) and not escaped, as testing does with -test.bench.
+func splitBenchRegexp(s string) []string {
+	var out []string
+	cs, cp, start := 0, 0, 0
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '[':
+			cs++
+		case ']':
+			if cs--; cs < 0 {
+				cs = 0
+			}
+		case '(':
+			if cs == 0 {
+				cp++
+			}
+		case ')':
+			if cs == 0 {
+				cp--
+			}
+		case '\\':
+			i++
+		case '/':
+			if cs == 0 && cp == 0 {
+				out = append(out, s[start:i])
+				start = i + 1
+			}
+		}
+	}
+	return append(out, s[start:])
+}
+
 // prComparer compares two commits as 'decodegap pr' does, through
 // internal/prreport's exported build, runner and judging.
 type prComparer struct {
 	f     *bisectFlags
-	bench *regexp.Regexp
+	bench benchSel
 	pkgs  []string
 	log   io.Writer
 	out   io.Writer
@@ -261,17 +328,17 @@ func (p *prComparer) Compare(ctx context.Context, good, cand string, conf float6
 	var jobs []*prreport.Job
 	for _, pk := range build.Packages {
 		for _, name := range pk.Benchmarks {
-			if !p.bench.MatchString(name) {
+			if !p.bench.top.MatchString(name) {
 				continue
 			}
-			bench := "-test.bench=^" + regexp.QuoteMeta(name) + "$"
+			bench := p.bench.testBench(name)
 			jobs = append(jobs, &prreport.Job{Pkg: pk.ImportPath, Name: name,
 				Base: interleave.Arm{Name: prreport.ArmBase, Args: append([]string{pk.BaseBin, bench}, testArgs...), Dir: pk.BaseDir},
 				Head: interleave.Arm{Name: prreport.ArmHead, Args: append([]string{pk.HeadBin, bench}, testArgs...), Dir: pk.HeadDir}})
 		}
 	}
 	if len(jobs) == 0 {
-		return history.StepResult{}, fmt.Errorf("no benchmark matching -bench %q in %s at both %s and %s", p.bench, strings.Join(p.pkgs, " "), short(good), short(cand))
+		return history.StepResult{}, fmt.Errorf("no benchmark matching -bench %q in %s at both %s and %s", p.bench.pattern, strings.Join(p.pkgs, " "), short(good), short(cand))
 	}
 	runner := &prreport.ProcessRunner{Seed: p.f.seed + uint64(p.step), Benchtime: p.f.benchtime, Log: p.log}
 	if p.f.screen {

@@ -159,12 +159,17 @@ func splitList(s string) []string {
 	return out
 }
 
-// topBenchmark turns a stored name ("Step/gap=1ms-2") into the pattern of
-// its top-level benchmark for -test.bench ("^BenchmarkStep$").
-func topBenchmark(name string) string {
-	if i := strings.IndexByte(name, '/'); i >= 0 {
-		name = name[:i]
-	}
+// exactBenchmark turns a stored name ("Step/gap=1ms-2") into the
+// selection of that one benchmark for bisect ("^BenchmarkStep$" with
+// "/^gap=1ms$"): the trailing -GOMAXPROCS is dropped, each level is
+// quoted.
+func exactBenchmark(name string) benchSel {
 	name = regexp.MustCompile(`-\d+$`).ReplaceAllString(name, "")
-	return "^Benchmark" + regexp.QuoteMeta(name) + "$"
+	levels := strings.Split(name, "/")
+	sel := benchSel{top: regexp.MustCompile("^Benchmark" + regexp.QuoteMeta(levels[0]) + "$")}
+	for _, l := range levels[1:] {
+		sel.sub += "/^" + regexp.QuoteMeta(l) + "$"
+	}
+	sel.pattern = sel.top.String() + sel.sub
+	return sel
 }

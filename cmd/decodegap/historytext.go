@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"regexp"
 	"strings"
 	"text/tabwriter"
 
@@ -152,7 +151,7 @@ func confirmChanges(ctx context.Context, changes []history.Change, f *bisectFlag
 		if !f.unitsSet {
 			ff.units = c.Unit
 		}
-		res, code := bisectOnce(ctx, &ff, c.Good.Commit, c.Bad.Commit, regexp.MustCompile(topBenchmark(c.Benchmark)), pkgs, stderr)
+		res, code := bisectOnce(ctx, &ff, c.Good.Commit, c.Bad.Commit, exactBenchmark(c.Benchmark), pkgs, stderr)
 		out[i] = res
 		switch {
 		case code != 0:
