@@ -113,6 +113,7 @@ func parseFlags(fs *flag.FlagSet, args []string) int {
 }
 
 const historyAddUsage = `usage: decodegap history add [flags] FILE|DIR...
+       decodegap history add -notes REF [flags] [FILE|DIR...]
 
 Stores each benchfmt file (each regular file of a DIR, in name order) in
 the history. Provenance comes from the file's own configuration lines
@@ -121,6 +122,11 @@ from the flags; -commit defaults to the current git HEAD, -date to that
 commit's committer date, -host to this machine's name, -go to the Go
 version decodegap was built with. -force makes the flags win over the
 file's lines.
+
+With -notes, every git note of REF (e.g. one CI adds to each main-branch
+commit with 'git notes --ref gapbench add -F bench.txt') is a file too:
+its commit is the one the note is attached to, its date that commit's.
+Notes already stored are skipped, as files are.
 
 flags:
 `
@@ -133,6 +139,7 @@ func historyAdd(name string, args []string, stdout, stderr io.Writer) int {
 	host := fs.String("host", "", "`host` name, for files without a host: line; default this machine's")
 	goVersion := fs.String("go", "", "Go `version`, for files without a go: line; default "+runtime.Version())
 	force := fs.Bool("force", false, "the flags override the files' own provenance lines")
+	notes := fs.String("notes", "", "also store every note of git notes `ref` (\"gapbench\": refs/notes/gapbench), each as a file of the commit it is attached to")
 	if st := parseFlags(fs, args); st >= 0 {
 		return st
 	}
@@ -140,8 +147,20 @@ func historyAdd(name string, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "decodegap history %s: "+format+"\n", append([]any{name}, a...)...)
 		return code
 	}
-	if fs.NArg() == 0 {
-		return fail(2, "give the benchfmt files (or directories of them) to store")
+	if fs.NArg() == 0 && *notes == "" {
+		return fail(2, "give the benchfmt files (or directories of them) to store, or -notes REF")
+	}
+	if *notes != "" && (*commit != "" || *date != "") {
+		return fail(2, "-notes with -commit or -date: a note's commit is the one it is attached to, and its date that commit's")
+	}
+	ctx, stop := interruptible(0)
+	defer stop()
+	var noted []noteFile
+	if *notes != "" {
+		var err error
+		if noted, err = notesFiles(ctx, *notes); err != nil {
+			return fail(2, "-notes: %v; nothing was stored", err)
+		}
 	}
 	paths, err := expandPaths(fs.Args())
 	if err != nil {
@@ -166,8 +185,12 @@ func historyAdd(name string, args []string, stdout, stderr io.Writer) int {
 	for _, f := range files {
 		f.Fill(def, *force)
 	}
-	ctx, stop := interruptible(0)
-	defer stop()
+	for _, n := range noted {
+		p := n.prov
+		p.Host, p.GoVersion = def.Host, def.GoVersion
+		n.file.Fill(p, *force)
+		files = append(files, n.file)
+	}
 	s, err := openStore(ctx, *db)
 	if err != nil {
 		return fail(2, "%v", err)

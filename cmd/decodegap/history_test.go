@@ -356,3 +356,119 @@ func confirmFixture(t *testing.T, pct int, step float64) string {
 	assert.Contains(t, stdout, " commit: "+commits[8]+" (#1 of 1)")
 	return stdout
 }
+
+// -bench splits as testing splits -test.bench: the top level picks the
+// jobs, the rest goes to each job's -test.bench (one sub-benchmark a run:
+// then cpu-sec/op is measured); detect -confirm selects the change's own
+// sub-benchmark.
+func TestBenchSel(t *testing.T) {
+	for _, c := range []struct {
+		pattern, name string
+		match         bool
+		flag          string
+	}{
+		{"Detect100k", "BenchmarkDetect100k", true, "-test.bench=^BenchmarkDetect100k$"},
+		{"Detect100k/drift", "BenchmarkDetect100k", true, "-test.bench=^BenchmarkDetect100k$/drift"},
+		{"Detect100k/drift", "BenchmarkOther", false, ""},
+		{"Step/gap=[0-9/]+ms/x", "BenchmarkStep", true, "-test.bench=^BenchmarkStep$/gap=[0-9/]+ms/x"},
+		{"(A|B/C)/d", "BenchmarkA", true, "-test.bench=^BenchmarkA$/d"},
+		{`a\/b/c`, `Benchmarka/b`, true, `-test.bench=^Benchmarka/b$/c`},
+	} {
+		sel, err := parseBenchSel(c.pattern)
+		require.NoError(t, err, c.pattern)
+		assert.Equal(t, c.match, sel.top.MatchString(c.name), c.pattern)
+		if c.match {
+			assert.Equal(t, c.flag, sel.testBench(c.name), c.pattern)
+		}
+	}
+	_, err := parseBenchSel("Step/(")
+	assert.ErrorContains(t, err, "missing closing )")
+	code, _, errOut := histRun(t, "bisect", "-good", "HEAD~1", "-bad", "HEAD", "-bench", "Step/[")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errOut, "decodegap bisect: -bench: error parsing regexp: missing closing ]")
+
+	sel := exactBenchmark("Detect100k/warm-up-2")
+	assert.True(t, sel.top.MatchString("BenchmarkDetect100k"))
+	assert.False(t, sel.top.MatchString("BenchmarkDetect100kX"))
+	assert.Equal(t, "-test.bench=^BenchmarkDetect100k$/^warm-up$", sel.testBench("BenchmarkDetect100k"))
+	assert.Equal(t, `-test.bench=^BenchmarkStep$/^gap=1ms$/^n=2\.5$`, exactBenchmark("Step/gap=1ms/n=2.5-8").testBench("BenchmarkStep"))
+	assert.Equal(t, "-test.bench=^BenchmarkWork$", exactBenchmark("Work-2").testBench("BenchmarkWork"))
+}
+
+// history add -notes stores every note of a notes ref as a file of the
+// commit it is attached to, with that commit's date; again, nothing new;
+// detect finds the step the notes hold. A note that does not parse, a
+// ref with no notes and -notes with -commit store nothing.
+func TestHistoryAddFromGitNotes(t *testing.T) {
+	dir := gitRepo(t)
+	git := func(env []string, args ...string) string {
+		t.Helper()
+		cmd := exec.Command("git", append([]string{"-c", "user.email=t@t", "-c", "user.name=t"}, args...)...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), env...)
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "git %v: %s", args, out)
+		return strings.TrimSpace(string(out))
+	}
+	t0 := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	rng := rand.New(rand.NewPCG(5, 6))
+	var commits []string
+	for i := range 16 {
+		at := t0.Add(time.Duration(i) * time.Hour).Format(time.RFC3339)
+		git([]string{"GIT_COMMITTER_DATE=" + at, "GIT_AUTHOR_DATE=" + at}, "commit", "-q", "--allow-empty", "-m", fmt.Sprint("c", i))
+		c := git(nil, "rev-parse", "HEAD")
+		commits = append(commits, c)
+		level := 1000.0
+		if i >= 10 {
+			level *= 1.3
+		}
+		var b strings.Builder
+		b.WriteString("goos: linux\n")
+		for range 5 {
+			fmt.Fprintf(&b, "BenchmarkStep-2 100 %.1f ns/op\n", level*math.Exp(0.01*rng.NormFloat64()))
+		}
+		note := filepath.Join(t.TempDir(), "note.txt")
+		require.NoError(t, os.WriteFile(note, []byte(b.String()), 0o644))
+		git(nil, "notes", "--ref", "gapbench", "add", "-F", note, c)
+	}
+	db := filepath.Join(t.TempDir(), "h.db")
+	code, out, errOut := histRun(t, "history", "add", "-db", db, "-notes", "gapbench")
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "16 of 16 files new in "+db)
+	assert.Contains(t, out, "stored gapbench:"+commits[0]+": 5 values, 0 verdict rows; commit "+commits[0][:10]+" (2026-11-01 00:00)")
+	assert.Contains(t, out, "stored gapbench:"+commits[15]+": 5 values, 0 verdict rows; commit "+commits[15][:10]+" (2026-11-01 15:00)")
+	code, out, _ = histRun(t, "history", "add", "-db", db, "-notes", "refs/notes/gapbench")
+	require.Equal(t, 0, code)
+	assert.Contains(t, out, "0 of 16 files new")
+
+	code, out, errOut = histRun(t, "history", "detect", "-db", db, "-json")
+	require.Equal(t, 0, code, errOut)
+	var rep struct {
+		Points, Quarantined int
+		Changes             []struct{ Good, Bad string }
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &rep), out)
+	assert.Equal(t, 16, rep.Points, out)
+	require.Len(t, rep.Changes, 1, out)
+	assert.Equal(t, commits[10], rep.Changes[0].Bad)
+	assert.Equal(t, commits[9], rep.Changes[0].Good)
+
+	// A bad note: exit 2 naming the note, nothing stored.
+	git(nil, "commit", "-q", "--allow-empty", "-m", "bad")
+	git(nil, "notes", "--ref", "gapbench", "add", "-m", "BenchmarkStep-2 100 x ns/op", "HEAD")
+	bad := git(nil, "rev-parse", "HEAD")
+	code, _, errOut = histRun(t, "history", "add", "-db", db, "-notes", "gapbench")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errOut, "decodegap history add: -notes: gapbench:"+bad+":1: ")
+	assert.Contains(t, errOut, "nothing was stored")
+
+	code, _, errOut = histRun(t, "history", "add", "-db", db, "-notes", "nosuch")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errOut, "-notes: no notes in refs/notes/nosuch (git notes --ref nosuch list is empty): fetch them first, e.g. git fetch origin refs/notes/nosuch:refs/notes/nosuch; nothing was stored")
+	code, _, errOut = histRun(t, "history", "add", "-db", db, "-notes", "gapbench", "-commit", "HEAD")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errOut, "-notes with -commit or -date: a note's commit is the one it is attached to")
+	code, out, _ = histRun(t, "history", "files", "-db", db)
+	require.Equal(t, 0, code)
+	assert.Contains(t, out, "16 files in ")
+}
