@@ -8,6 +8,8 @@ import (
 
 	"github.com/gapbench/gapbench/decodegap"
 	"github.com/gapbench/gapbench/decodegap/ort"
+	"github.com/gapbench/gapbench/internal/judge"
+	"github.com/gapbench/gapbench/nullband"
 )
 
 // realtime enables BenchmarkVADRealtime, which paces steps at 32 ms.
@@ -64,6 +66,13 @@ var sliceFlag = flag.Int("vad.slice", 0, "CompareConfig.Slice: the arms of a rou
 // budgetFlag is CompareConfig.TimeBudget for each gap of BenchmarkVAD.
 var budgetFlag = flag.Duration("vad.budget", 0, "CompareConfig.TimeBudget: each gap's rounds stop once every verdict is decided, -count rounds ran, or this budget cannot pay for another round (0: no budget)")
 
+// deltaFlag is CompareConfig.Verdict.Delta for every gap of BenchmarkVAD.
+var deltaFlag judge.Delta
+
+func init() {
+	flag.Var(&deltaFlag, "vad.delta", "CompareConfig.Verdict.Delta: the margin of \"equivalent\" (5%: within ±5%); unset, nullband's ±2%")
+}
+
 // compareAt runs Settings at gap g in interleaved rounds.
 // With -vad.truth the arms are the ground truth's (truthArms).
 func compareAt(b *testing.B, g time.Duration) {
@@ -81,6 +90,7 @@ func compareAt(b *testing.B, g time.Duration) {
 		Seed:       1,
 		Slice:      *sliceFlag,
 		TimeBudget: *budgetFlag,
+		Verdict:    nullband.Options{Delta: float64(deltaFlag)},
 	}, arms...)
 }
 

@@ -73,7 +73,7 @@ func TestBenchScriptRunsTheComparisonAndPrintsTheVerdicts(t *testing.T) {
 	// What bench.sh prints: the settings it ran with, the same table for
 	// the main metrics, then a verdict of every arm against the base at
 	// every gap, then the census of each spinning setting.
-	assert.Contains(t, printed, "in 3 interleaved rounds (-count 3): gaps 0s and 100µs with 64 steps per arm (-benchtime=64x), 2ms with 64 (-benchtime=64x)")
+	assert.Contains(t, printed, "in 3 interleaved rounds (-count 3): gaps 0s and 100µs with 64 steps per arm (-benchtime=64x), 2ms with 64 (-benchtime=64x); equivalent within ±5% (BENCH_DELTA)")
 	assert.Contains(t, printed, "full output in "+file)
 	assert.Contains(t, printed, "bench.sh: gap 2ms: at most 3 rounds (-count 3) of -benchtime=64x within -vad.budget=0s (0s: none), turns of -vad.slice=30 steps (0: blocks whole), ")
 	assert.Regexp(t, `\n  decided: \d+ of 18 step-latency rows \(mean and median step, 3 arms × 3 gaps\) in \d+s of BenchmarkVAD, at most 3 rounds a gap \(BENCH_COUNT\)\n`, printed)
@@ -238,6 +238,7 @@ func TestBenchScriptRefusesABadPlanOrBudget(t *testing.T) {
 		"BENCH_PLAN=" + bad:  "bench.sh: BENCH_PLAN=" + bad + ": not a plan file (its first line is not 'gapbench-plan v1'; write one with decodegap calibrate -plan-out)",
 		"BENCH_PLAN=" + half: "bench.sh: BENCH_PLAN=" + half + ": needs a steps and a rounds line",
 		"BENCH_BUDGET=6m":    "bench.sh: BENCH_BUDGET=6m: want whole seconds",
+		"BENCH_DELTA=0.05":   "bench.sh: BENCH_DELTA=0.05: want a percentage, e.g. 5%",
 	} {
 		cmd := exec.Command("bash", "bench.sh")
 		cmd.Env = append(os.Environ(), env, "BENCH_OUT="+filepath.Join(dir, "bench.txt"))
