@@ -7,8 +7,12 @@
 # commit: index, commit, the load average before the run and the file.
 # Then it writes 'history detect' (text and -json, both -method values)
 # and, unless OWN_HISTORY_BISECT=0, runs 'decodegap bisect -faster' from
-# GOOD to BAD (OWN_HISTORY_BISECT_FLAGS adds flags), all into the output
-# directory (OWN_HISTORY_OUT, default a new /tmp/own-history.*).
+# GOOD to BAD on one sub-benchmark (OWN_HISTORY_BENCH, default
+# Detect100k/drift: one result a run, so cpu-sec/op is measured and
+# judged; OWN_HISTORY_BISECT_FLAGS adds flags); with OWN_HISTORY_CONFIRM=1
+# also 'history detect -confirm', which bisects every change point. All
+# goes into the output directory (OWN_HISTORY_OUT, default a new
+# /tmp/own-history.*).
 # The decodegap used is built from the checkout holding this script.
 # Waits while /tmp/quiet-now exists (a quiet-host trial runs).
 set -euo pipefail
@@ -45,8 +49,18 @@ if [ "${OWN_HISTORY_BISECT:-1}" != 0 ]; then
 	quiet
 	echo "bisect: start $(date -u +%FT%TZ), load $(cut -d' ' -f1-3 /proc/loadavg)"
 	# shellcheck disable=SC2086
-	(cd "$here" && "$dg" bisect -faster -good "$good" -bad "$bad" -bench 'Detect100k' -delta 10% \
-		-max-rounds 30 -budget 4m -o "$out/bisect-results.txt" ${OWN_HISTORY_BISECT_FLAGS:-} \
+	(cd "$here" && "$dg" bisect -faster -good "$good" -bad "$bad" -bench "${OWN_HISTORY_BENCH:-Detect100k/drift}" \
+		-bisect-unit cpu-sec/op -delta 10% -max-rounds 30 -budget 3m -o "$out/bisect-results.txt" ${OWN_HISTORY_BISECT_FLAGS:-} \
 		./decodegap/internal/steady) | tee "$out/bisect.txt"
 	echo "bisect: end $(date -u +%FT%TZ), load $(cut -d' ' -f1-3 /proc/loadavg)"
+fi
+if [ "${OWN_HISTORY_CONFIRM:-0}" = 1 ]; then
+	quiet
+	echo "confirm: start $(date -u +%FT%TZ), load $(cut -d' ' -f1-3 /proc/loadavg)"
+	set +e
+	# shellcheck disable=SC2086
+	(cd "$here" && "$dg" history detect -db "$db" -confirm -bisect-unit cpu-sec/op -delta 10% -max-rounds 30 -budget 3m \
+		${OWN_HISTORY_BISECT_FLAGS:-} ./decodegap/internal/steady) | tee "$out/confirm.txt"
+	echo "confirm: exit ${PIPESTATUS[0]}, end $(date -u +%FT%TZ), load $(cut -d' ' -f1-3 /proc/loadavg)"
+	set -e
 fi
