@@ -18,6 +18,9 @@ type Added struct {
 	New bool
 	// Results and Verdicts are the rows the file holds.
 	Results, Verdicts int
+	// Replaced counts the stored files of the same name removed for it
+	// (File.Replaces).
+	Replaced int
 }
 
 // Add stores files in one transaction: all of them, or, on any error,
@@ -53,6 +56,13 @@ func (s *Store) Add(ctx context.Context, files []*File) ([]Added, error) {
 			return nil, fmt.Errorf("history: storing %s: %w", f.Name, err)
 		}
 		a.New = true
+		if f.Replaces {
+			n, err := s.removeNamed(ctx, tx, f.Name, id)
+			if err != nil {
+				return nil, fmt.Errorf("history: replacing %s: %w", f.Name, err)
+			}
+			a.Replaced = n
+		}
 		if err := s.insertRows(ctx, tx, id, f); err != nil {
 			return nil, fmt.Errorf("history: storing %s: %w", f.Name, err)
 		}
@@ -62,6 +72,38 @@ func (s *Store) Add(ctx context.Context, files []*File) ([]Added, error) {
 		return nil, fmt.Errorf("history: %s: %w", s.Where, err)
 	}
 	return out, nil
+}
+
+// removeNamed deletes every stored file called name other than the one
+// with id keep, with its rows; it returns how many files it removed.
+func (s *Store) removeNamed(ctx context.Context, tx *sql.Tx, name string, keep int64) (int, error) {
+	rows, err := tx.QueryContext(ctx, s.q(`SELECT id FROM files WHERE name = ? AND id <> ?`), name, keep)
+	if err != nil {
+		return 0, err
+	}
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return 0, err
+		}
+		ids = append(ids, id)
+	}
+	if err := rows.Close(); err != nil {
+		return 0, err
+	}
+	for _, id := range ids {
+		for _, table := range []string{"configs", "results", "verdicts"} {
+			if _, err := tx.ExecContext(ctx, s.q(`DELETE FROM `+table+` WHERE file_id = ?`), id); err != nil {
+				return 0, err
+			}
+		}
+		if _, err := tx.ExecContext(ctx, s.q(`DELETE FROM files WHERE id = ?`), id); err != nil {
+			return 0, err
+		}
+	}
+	return len(ids), nil
 }
 
 // insertRows writes a new file's configuration lines, values and

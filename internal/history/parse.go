@@ -71,6 +71,11 @@ type File struct {
 	Results []Value
 	// Verdicts are the rows of decodegap's verdict tables in the file.
 	Verdicts []Verdict
+	// Replaces makes Add remove a stored file of the same Name and other
+	// bytes, in the same transaction: Name is then the file's identity
+	// (a git note, "REF:COMMIT", that was rewritten or merged), not only
+	// a label.
+	Replaces bool
 }
 
 // Config is one configuration line.

@@ -263,3 +263,45 @@ func TestRedact(t *testing.T) {
 	assert.Equal(t, "postgres://u:***@h:5432/db", redact("postgres://u:secret@h:5432/db"))
 	assert.Equal(t, "postgres://u@h/db", redact("postgres://u@h/db"))
 }
+
+// A file with Replaces set removes the stored files of its name with
+// other bytes in the same transaction (a git note rewritten or merged:
+// its old lines are not counted twice); without it both are kept.
+func TestAddReplacesByName(t *testing.T) {
+	for name, s := range stores(t) {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			parse := func(fname, body string, replaces bool) *File {
+				f, err := ParseFile(fname, []byte("commit: "+strings.Repeat("2", 40)+"\ncommit-date: 2026-11-30T10:00:00Z\n"+body))
+				require.NoError(t, err)
+				f.Replaces = replaces
+				return f
+			}
+			got, err := s.Add(ctx, []*File{parse("n:c", "BenchmarkStep-2 1 1000 ns/op\n", true)})
+			require.NoError(t, err)
+			assert.Equal(t, 0, got[0].Replaced)
+			got, err = s.Add(ctx, []*File{parse("n:c", "BenchmarkStep-2 1 1000 ns/op\nBenchmarkStep-2 1 3000 ns/op\n", true)})
+			require.NoError(t, err)
+			assert.True(t, got[0].New)
+			assert.Equal(t, 1, got[0].Replaced)
+			assert.Equal(t, 1, countFiles(t, s))
+			ser, err := s.Series(ctx, Filter{Units: []string{"sec/op"}})
+			require.NoError(t, err)
+			require.Len(t, ser, 1)
+			assert.Equal(t, 2, ser[0].Points[0].N, "the merged note's two values, not three")
+			var n int
+			require.NoError(t, s.db.QueryRow(`SELECT count(*) FROM results`).Scan(&n))
+			assert.Equal(t, 2, n)
+
+			// The same bytes again: nothing new, nothing removed.
+			got, err = s.Add(ctx, []*File{parse("n:c", "BenchmarkStep-2 1 1000 ns/op\nBenchmarkStep-2 1 3000 ns/op\n", true)})
+			require.NoError(t, err)
+			assert.False(t, got[0].New)
+			assert.Equal(t, 1, countFiles(t, s))
+			// Files are not replaced by name unless asked.
+			_, err = s.Add(ctx, []*File{parse("n:c", "BenchmarkStep-2 1 5000 ns/op\n", false)})
+			require.NoError(t, err)
+			assert.Equal(t, 2, countFiles(t, s))
+		})
+	}
+}
