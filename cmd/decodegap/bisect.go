@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -253,6 +254,11 @@ type benchSel struct {
 func parseBenchSel(pattern string) (benchSel, error) {
 	sel := benchSel{pattern: pattern}
 	levels := splitBenchRegexp(pattern)
+	if len(levels) > 1 && slices.ContainsFunc(levels, func(l string) bool { return len(splitBenchAt(l, '|')) > 1 }) {
+		// testing reads A|B/x as "A, or B/x"; one job per top-level
+		// benchmark cannot say that.
+		return sel, fmt.Errorf("%q: a '|' outside parentheses with a '/' means \"A, or B/x\" to go test; write (A|B)/x, or bisect each benchmark on its own", pattern)
+	}
 	for _, l := range levels {
 		if _, err := regexp.Compile(l); err != nil {
 			return sel, err
@@ -273,7 +279,11 @@ func (s benchSel) testBench(name string) string {
 
 // splitBenchRegexp splits s at each '/' that is not inside [...] or
 // (...) and not escaped, as testing does with -test.bench.
-func splitBenchRegexp(s string) []string {
+func splitBenchRegexp(s string) []string { return splitBenchAt(s, '/') }
+
+// splitBenchAt splits s at each sep that is not inside [...] or (...)
+// and not escaped.
+func splitBenchAt(s string, sep byte) []string {
 	var out []string
 	cs, cp, start := 0, 0, 0
 	for i := 0; i < len(s); i++ {
@@ -294,7 +304,7 @@ func splitBenchRegexp(s string) []string {
 			}
 		case '\\':
 			i++
-		case '/':
+		case sep:
 			if cs == 0 && cp == 0 {
 				out = append(out, s[start:i])
 				start = i + 1

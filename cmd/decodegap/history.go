@@ -125,8 +125,11 @@ file's lines.
 
 With -notes, every git note of REF (e.g. one CI adds to each main-branch
 commit with 'git notes --ref gapbench add -F bench.txt') is a file too:
-its commit is the one the note is attached to, its date that commit's.
-Notes already stored are skipped, as files are.
+its commit is the one the note is attached to, its date that commit's,
+its host -host or its own host: line, else "notes:REF". Notes already
+stored are skipped, as files are; a rewritten or merged note replaces
+its earlier version. Notes on commits this clone lacks are skipped and
+counted.
 
 flags:
 `
@@ -158,8 +161,12 @@ func historyAdd(name string, args []string, stdout, stderr io.Writer) int {
 	var noted []noteFile
 	if *notes != "" {
 		var err error
-		if noted, err = notesFiles(ctx, *notes); err != nil {
+		var skipped int
+		if noted, skipped, err = notesFiles(ctx, *notes); err != nil {
 			return fail(2, "-notes: %v; nothing was stored", err)
+		}
+		if skipped > 0 {
+			fmt.Fprintf(stderr, "decodegap history %s: -notes: %d of %d notes skipped: not on a commit of this clone (a shallow clone? git fetch --unshallow)\n", name, skipped, skipped+len(noted))
 		}
 	}
 	paths, err := expandPaths(fs.Args())
@@ -186,9 +193,15 @@ func historyAdd(name string, args []string, stdout, stderr io.Writer) int {
 		f.Fill(def, *force)
 	}
 	for _, n := range noted {
+		// A note was measured elsewhere (a CI runner), so this machine's
+		// name and Go are not its defaults: only -host and -go are, and
+		// a note without a host: line is filed under "notes:REF".
 		p := n.prov
-		p.Host, p.GoVersion = def.Host, def.GoVersion
+		p.Host, p.GoVersion = *host, *goVersion
 		n.file.Fill(p, *force)
+		if n.file.Prov.Host == "" {
+			n.file.Prov.Host = "notes:" + *notes
+		}
 		files = append(files, n.file)
 	}
 	s, err := openStore(ctx, *db)

@@ -161,15 +161,27 @@ func splitList(s string) []string {
 
 // exactBenchmark turns a stored name ("Step/gap=1ms-2") into the
 // selection of that one benchmark for bisect ("^BenchmarkStep$" with
-// "/^gap=1ms$"): the trailing -GOMAXPROCS is dropped, each level is
-// quoted.
+// "/^gap=1ms(-2)?$"): each level is quoted, and a trailing -N on the
+// last level is optional, since it is GOMAXPROCS or, at GOMAXPROCS=1,
+// part of the name ("size-64"), and the stored name cannot say which.
 func exactBenchmark(name string) benchSel {
-	name = regexp.MustCompile(`-\d+$`).ReplaceAllString(name, "")
 	levels := strings.Split(name, "/")
-	sel := benchSel{top: regexp.MustCompile("^Benchmark" + regexp.QuoteMeta(levels[0]) + "$")}
-	for _, l := range levels[1:] {
-		sel.sub += "/^" + regexp.QuoteMeta(l) + "$"
+	last := len(levels) - 1
+	quoted := make([]string, len(levels))
+	for i, l := range levels {
+		q := regexp.QuoteMeta(l)
+		if m := procsSuffix.FindStringIndex(l); i == last && m != nil {
+			q = regexp.QuoteMeta(l[:m[0]]) + "(" + l[m[0]:] + ")?"
+		}
+		quoted[i] = "^" + q + "$"
+	}
+	sel := benchSel{top: regexp.MustCompile("^Benchmark" + quoted[0][1:])}
+	for _, q := range quoted[1:] {
+		sel.sub += "/" + q
 	}
 	sel.pattern = sel.top.String() + sel.sub
 	return sel
 }
+
+// procsSuffix is a name's trailing -GOMAXPROCS, as go test appends it.
+var procsSuffix = regexp.MustCompile(`-\d+$`)

@@ -21,8 +21,16 @@ func writeAdded(w io.Writer, where string, added []history.Added, files []*histo
 		p := files[i].Prov
 		if a.New {
 			n++
-			fmt.Fprintf(w, "stored %s: %d values, %d verdict rows; commit %s (%s), host %s, %s\n",
-				a.Name, a.Results, a.Verdicts, short(p.Commit), p.Date.UTC().Format("2006-01-02 15:04"), p.Host, p.GoVersion)
+			goV := p.GoVersion
+			if goV == "" {
+				goV = "go version unknown (-go)"
+			}
+			fmt.Fprintf(w, "stored %s: %d values, %d verdict rows; commit %s (%s), host %s, %s",
+				a.Name, a.Results, a.Verdicts, short(p.Commit), p.Date.UTC().Format("2006-01-02 15:04"), p.Host, goV)
+			if a.Replaced > 0 {
+				fmt.Fprintf(w, "; replacing its %d earlier version(s)", a.Replaced)
+			}
+			fmt.Fprintln(w)
 		} else {
 			fmt.Fprintf(w, "already stored %s (the same bytes, sha256 %s…): nothing written\n", a.Name, a.SHA256[:12])
 		}
