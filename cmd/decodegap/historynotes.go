@@ -1,10 +1,12 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os/exec"
 	"sort"
 	"strconv"
@@ -91,39 +93,99 @@ func notesFiles(ctx context.Context, ref string) (files []noteFile, skipped int,
 			when[f[0]] = t
 		}
 	}
-	out := make([]noteFile, 0, len(notes))
+	var here []note
 	for _, n := range notes {
-		t, ok := when[n.commit]
-		if !ok {
-			skipped++
-			continue
+		if _, ok := when[n.commit]; ok {
+			here = append(here, n)
 		}
-		size, err := git(nil, "cat-file", "-s", n.blob)
+	}
+	skipped = len(notes) - len(here)
+	if len(here) == 0 {
+		return nil, skipped, fmt.Errorf("none of the %d notes in %s is on a commit of this clone (a shallow clone? git fetch --unshallow)", len(notes), fullRef)
+	}
+	out := make([]noteFile, 0, len(here))
+	var blobs strings.Builder
+	for _, n := range here {
+		blobs.WriteString(n.blob + "\n")
+	}
+	i := 0
+	err = catBlobs(ctx, blobs.String(), func(size int64, data func() ([]byte, error)) error {
+		n := here[i]
+		i++
+		if size > maxNoteBytes {
+			return fmt.Errorf("%s: the note on %s is %d bytes, more than a benchfmt file can be (%d)", fullRef, short(n.commit), size, maxNoteBytes)
+		}
+		b, err := data()
 		if err != nil {
-			return nil, 0, err
+			return err
 		}
-		sz, err := strconv.ParseInt(strings.TrimSpace(string(size)), 10, 64)
+		f, err := history.ParseFile(strings.TrimPrefix(fullRef, "refs/notes/")+":"+n.commit, b)
 		if err != nil {
-			return nil, 0, fmt.Errorf("%s: the note on %s: git cat-file -s printed %q", fullRef, short(n.commit), strings.TrimSpace(string(size)))
-		}
-		if sz > maxNoteBytes {
-			return nil, 0, fmt.Errorf("%s: the note on %s is %d bytes, more than a benchfmt file can be (%d)", fullRef, short(n.commit), sz, maxNoteBytes)
-		}
-		data, err := git(nil, "cat-file", "blob", n.blob)
-		if err != nil {
-			return nil, 0, err
-		}
-		name := strings.TrimPrefix(fullRef, "refs/notes/") + ":" + n.commit
-		f, err := history.ParseFile(name, data)
-		if err != nil {
-			return nil, 0, err
+			return err
 		}
 		f.Replaces = true
-		out = append(out, noteFile{file: f, prov: history.Provenance{Commit: n.commit, Date: t}})
-	}
-	if len(out) == 0 {
-		return nil, skipped, fmt.Errorf("none of the %d notes in %s is on a commit of this clone (a shallow clone? git fetch --unshallow)", len(notes), fullRef)
+		out = append(out, noteFile{file: f, prov: history.Provenance{Commit: n.commit, Date: when[n.commit]}})
+		return nil
+	})
+	if err != nil {
+		return nil, 0, err
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].prov.Date.Before(out[j].prov.Date) })
 	return out, skipped, nil
+}
+
+// catBlobs streams the blobs named one per line in ids through one 'git
+// cat-file --batch', calling each with the blob's size before its bytes
+// are read: each may refuse a size without the bytes ever being held,
+// and must call data to go on to the next blob. An
+// error from each, or a missing object, stops git and is returned.
+func catBlobs(ctx context.Context, ids string, each func(size int64, data func() ([]byte, error)) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "git", "cat-file", "--batch")
+	cmd.Stdin = strings.NewReader(ids)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	pipe, err := cmd.StdoutPipe()
+	if err != nil {
+		return err
+	}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("git cat-file --batch: %w", err)
+	}
+	r := bufio.NewReader(pipe)
+	read := func() error {
+		for range strings.Count(ids, "\n") {
+			hdr, err := r.ReadString('\n')
+			if err != nil {
+				return fmt.Errorf("git cat-file --batch: %w: %s", err, strings.TrimSpace(stderr.String()))
+			}
+			// "<oid> blob <size>", or "<oid> missing".
+			f := strings.Fields(hdr)
+			if len(f) != 3 || f[1] != "blob" {
+				return fmt.Errorf("git cat-file --batch: %q is not a note's blob", strings.TrimSpace(hdr))
+			}
+			size, err := strconv.ParseInt(f[2], 10, 64)
+			if err != nil {
+				return fmt.Errorf("git cat-file --batch: size in %q: %w", strings.TrimSpace(hdr), err)
+			}
+			if err := each(size, func() ([]byte, error) {
+				b := make([]byte, size+1) // the blob and its LF
+				_, err := io.ReadFull(r, b)
+				return b[:size], err
+			}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if err := read(); err != nil {
+		cancel()
+		_ = cmd.Wait()
+		return err
+	}
+	if err := cmd.Wait(); err != nil {
+		return fmt.Errorf("git cat-file --batch: %w: %s", err, strings.TrimSpace(stderr.String()))
+	}
+	return nil
 }

@@ -77,33 +77,18 @@ func (s *Store) Add(ctx context.Context, files []*File) ([]Added, error) {
 // removeNamed deletes every stored file called name other than the one
 // with id keep, with its rows; it returns how many files it removed.
 func (s *Store) removeNamed(ctx context.Context, tx *sql.Tx, name string, keep int64) (int, error) {
-	rows, err := tx.QueryContext(ctx, s.q(`SELECT id FROM files WHERE name = ? AND id <> ?`), name, keep)
+	others := `SELECT id FROM files WHERE name = ? AND id <> ?`
+	for _, table := range []string{"configs", "results", "verdicts"} {
+		if _, err := tx.ExecContext(ctx, s.q(`DELETE FROM `+table+` WHERE file_id IN (`+others+`)`), name, keep); err != nil {
+			return 0, err
+		}
+	}
+	res, err := tx.ExecContext(ctx, s.q(`DELETE FROM files WHERE name = ? AND id <> ?`), name, keep)
 	if err != nil {
 		return 0, err
 	}
-	var ids []int64
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			rows.Close()
-			return 0, err
-		}
-		ids = append(ids, id)
-	}
-	if err := rows.Close(); err != nil {
-		return 0, err
-	}
-	for _, id := range ids {
-		for _, table := range []string{"configs", "results", "verdicts"} {
-			if _, err := tx.ExecContext(ctx, s.q(`DELETE FROM `+table+` WHERE file_id = ?`), id); err != nil {
-				return 0, err
-			}
-		}
-		if _, err := tx.ExecContext(ctx, s.q(`DELETE FROM files WHERE id = ?`), id); err != nil {
-			return 0, err
-		}
-	}
-	return len(ids), nil
+	n, err := res.RowsAffected()
+	return int(n), err
 }
 
 // insertRows writes a new file's configuration lines, values and
