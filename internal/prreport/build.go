@@ -148,7 +148,7 @@ func Prepare(ctx context.Context, c BuildConfig) (*Build, error) {
 		root := filepath.Join(tmp, filepath.Base(tmp)+"-"+name)
 		logf("%s: git worktree add --detach %s %s (%s)", name, root, ref, commit[:min(12, len(commit))])
 		t := Tree{Ref: ref, Commit: commit, Root: root}
-		if _, err := gitOut(ctx, top, "worktree", "add", "--detach", root, commit); err != nil {
+		if _, err := gitWorktree(ctx, top, "add", "--detach", root, commit); err != nil {
 			// A worktree that was registered before the failure is
 			// removed by Close.
 			b.added = append(b.added, t)
@@ -249,7 +249,7 @@ func (b *Build) addPackages(ctx context.Context, basePkgs, headPkgs []listedPkg,
 func (b *Build) Close() error {
 	var errs []error
 	for _, t := range b.added {
-		if _, err := gitOut(context.Background(), b.repo, "worktree", "remove", "--force", t.Root); err != nil {
+		if _, err := gitWorktree(context.Background(), b.repo, "remove", "--force", t.Root); err != nil {
 			// Removed below with the directory; prune drops it from
 			// git's list.
 			if _, statErr := os.Stat(t.Root); statErr != nil && !os.IsNotExist(statErr) {
@@ -262,7 +262,7 @@ func (b *Build) Close() error {
 		errs = append(errs, os.RemoveAll(b.tmp))
 	}
 	if b.repo != "" {
-		if _, err := gitOut(context.Background(), b.repo, "worktree", "prune"); err != nil {
+		if _, err := gitWorktree(context.Background(), b.repo, "prune"); err != nil {
 			errs = append(errs, err)
 		}
 	}

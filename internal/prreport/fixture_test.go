@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -183,4 +184,21 @@ func TestPrepareConcurrentInOneRepo(t *testing.T) {
 	out, err := exec.Command("git", "-C", repo, "worktree", "list", "--porcelain").Output()
 	require.NoError(t, err)
 	assert.Equal(t, 1, strings.Count(string(out), "worktree "), "worktrees left:\n%s", out)
+}
+
+// worktreeLock excludes a second holder (another pr run's git worktree
+// add) until the first unlocks, and a wait ends with its context.
+func TestWorktreeLockExcludes(t *testing.T) {
+	repo := t.TempDir()
+	require.NoError(t, exec.Command("git", "init", "-q", repo).Run())
+	unlock, err := worktreeLock(context.Background(), repo)
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	_, err = worktreeLock(ctx, repo)
+	assert.ErrorIs(t, err, context.DeadlineExceeded, "a second holder got the lock while the first held it")
+	unlock()
+	unlock2, err := worktreeLock(context.Background(), repo)
+	require.NoError(t, err, "the lock was not released")
+	unlock2()
 }
