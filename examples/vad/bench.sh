@@ -102,7 +102,7 @@ if [ -n "${BENCH_PLAN:-}" ]; then
 fi
 case $budget in '' | *[!0-9]*) die "BENCH_BUDGET=$budget: want whole seconds" ;; esac
 case $slice2ms in '' | *[!0-9]*) die "BENCH_SLICE_2MS=$slice2ms: want a whole number of steps (0: blocks whole)" ;; esac
-case $delta in [0-9]*%) ;; *) die "BENCH_DELTA=$delta: want a percentage, e.g. 5%" ;; esac
+[[ $delta =~ ^[0-9]+(\.[0-9]+)?%$ ]] || die "BENCH_DELTA=$delta: want a percentage, e.g. 5%"
 arms=5 # BenchmarkVAD's four settings and the null arm
 
 workdir=$(mktemp -d "${TMPDIR:-/tmp}/bench.XXXXXX")

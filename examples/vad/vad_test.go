@@ -239,6 +239,8 @@ func TestBenchScriptRefusesABadPlanOrBudget(t *testing.T) {
 		"BENCH_PLAN=" + half: "bench.sh: BENCH_PLAN=" + half + ": needs a steps and a rounds line",
 		"BENCH_BUDGET=6m":    "bench.sh: BENCH_BUDGET=6m: want whole seconds",
 		"BENCH_DELTA=0.05":   "bench.sh: BENCH_DELTA=0.05: want a percentage, e.g. 5%",
+		"BENCH_DELTA=5x%":    "bench.sh: BENCH_DELTA=5x%: want a percentage, e.g. 5%",
+		"BENCH_DELTA=5.%":    "bench.sh: BENCH_DELTA=5.%: want a percentage, e.g. 5%",
 	} {
 		cmd := exec.Command("bash", "bench.sh")
 		cmd.Env = append(os.Environ(), env, "BENCH_OUT="+filepath.Join(dir, "bench.txt"))
