@@ -44,6 +44,7 @@ order=(base sleep busy reused pin1 arena-off denormal intra2 intra2-nospin bare-
 
 bin=$(mktemp "${TMPDIR:-/tmp}/spread.XXXXXX")
 trap 'rm -f "$bin"' EXIT
+bash "$here/fetch-ort.sh" >&2 # ONNX Runtime and the model (once; the benchmark skips without them)
 (cd "$vad" && "$go" test -c -o "$bin" .)
 
 printf '%-14s %6s %9s %7s %9s %9s  %s\n' candidate blocks mean-us cv-% min-us max-us "load1 before→after"

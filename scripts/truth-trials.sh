@@ -37,6 +37,8 @@ else
 	DIR=$(mktemp -d -t truth-trials.XXXXXX)
 	trap 'rm -rf "$DIR"' EXIT
 fi
+# ONNX Runtime and the model (once; BenchmarkVAD skips without them).
+bash scripts/fetch-ort.sh >&2
 go test -c -o "$DIR/vad.test" ./examples/vad
 SPIN_PID=
 if [[ -n "${SPIN_CPU:-}" ]]; then
@@ -55,6 +57,12 @@ for g in $GAPS; do
 		start=$(date +%s)
 		(cd examples/vad && "$DIR/vad.test" -test.run '^$' -test.bench "^BenchmarkVAD\$/^gap=$g\$" -vad.truth="$TRUTH" -vad.slice="$SLICE" \
 			-test.benchtime="${STEPS}x" -test.count "$COUNT" >"$out" 2>"$out.log") || echo "trial $t at $g failed: see $out.log" >&2
+		# A skipped or unmatched benchmark exits 0 with no table: stop
+		# rather than tally nothing.
+		grep -q -- '--- decodegap\.Compare: .*order and verdicts' "$out" || {
+			echo "truth-trials.sh: trial $t at $g printed no Compare table (skipped? see $out and $out.log)" >&2
+			exit 1
+		}
 		secs=$(($(date +%s) - start))
 		echo "gap $g trial $t: load at start $load, ${secs}s"
 		awk -v g="$g" -v t="$t" '
