@@ -60,10 +60,11 @@ type Build struct {
 	// Skipped lists packages matched at one side only, with which side.
 	Skipped []string
 	// tmp is the temporary directory holding worktrees and binaries;
-	// repo the repository they were added to; added the worktrees
-	// registered with git, for Close.
-	tmp, repo string
-	added     []Tree
+	// repo the repository they were added to, gitCommon its git common
+	// directory (worktreeLock's); added the worktrees registered with
+	// git, for Close.
+	tmp, repo, gitCommon string
+	added                []Tree
 }
 
 // BuildConfig says what Prepare builds.
@@ -116,11 +117,15 @@ func Prepare(ctx context.Context, c BuildConfig) (*Build, error) {
 	if err != nil {
 		return nil, err
 	}
+	common, err := gitCommonDir(ctx, top)
+	if err != nil {
+		return nil, err
+	}
 	tmp, err := os.MkdirTemp("", "decodegap-pr-")
 	if err != nil {
 		return nil, err
 	}
-	b := &Build{tmp: tmp, repo: top}
+	b := &Build{tmp: tmp, repo: top, gitCommon: common}
 	ok := false
 	defer func() {
 		if !ok {
@@ -148,7 +153,7 @@ func Prepare(ctx context.Context, c BuildConfig) (*Build, error) {
 		root := filepath.Join(tmp, filepath.Base(tmp)+"-"+name)
 		logf("%s: git worktree add --detach %s %s (%s)", name, root, ref, commit[:min(12, len(commit))])
 		t := Tree{Ref: ref, Commit: commit, Root: root}
-		if _, err := gitWorktree(ctx, top, "add", "--detach", root, commit); err != nil {
+		if _, err := b.gitWorktree(ctx, "add", "--detach", root, commit); err != nil {
 			// A worktree that was registered before the failure is
 			// removed by Close.
 			b.added = append(b.added, t)
@@ -249,7 +254,7 @@ func (b *Build) addPackages(ctx context.Context, basePkgs, headPkgs []listedPkg,
 func (b *Build) Close() error {
 	var errs []error
 	for _, t := range b.added {
-		if _, err := gitWorktree(context.Background(), b.repo, "remove", "--force", t.Root); err != nil {
+		if _, err := b.gitWorktree(context.Background(), "remove", "--force", t.Root); err != nil {
 			// Removed below with the directory; prune drops it from
 			// git's list.
 			if _, statErr := os.Stat(t.Root); statErr != nil && !os.IsNotExist(statErr) {
@@ -262,7 +267,7 @@ func (b *Build) Close() error {
 		errs = append(errs, os.RemoveAll(b.tmp))
 	}
 	if b.repo != "" {
-		if _, err := gitWorktree(context.Background(), b.repo, "prune"); err != nil {
+		if _, err := b.gitWorktree(context.Background(), "prune"); err != nil {
 			errs = append(errs, err)
 		}
 	}

@@ -19,16 +19,10 @@ import (
 // the directory itself, so nothing is written into .git; it covers pr
 // runs of this process and of others, not git commands run by hand.
 //
-// It polls with LOCK_NB so that ctx can end the wait; unlock releases
-// it (and closing the descriptor would too, were the process to die).
-func worktreeLock(ctx context.Context, top string) (unlock func(), err error) {
-	common, err := gitOut(ctx, top, "rev-parse", "--git-common-dir")
-	if err != nil {
-		return nil, err
-	}
-	if !filepath.IsAbs(common) {
-		common = filepath.Join(top, common)
-	}
+// common is the git common directory (gitCommonDir). It polls with
+// LOCK_NB so that ctx can end the wait; unlock releases it (and closing
+// the descriptor would too, were the process to die).
+func worktreeLock(ctx context.Context, common string) (unlock func(), err error) {
 	fd, err := unix.Open(common, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, &os.PathError{Op: "open", Path: common, Err: err}
@@ -55,12 +49,25 @@ func worktreeLock(ctx context.Context, top string) (unlock func(), err error) {
 	}, nil
 }
 
-// gitWorktree runs `git worktree args...` in top under worktreeLock.
-func gitWorktree(ctx context.Context, top string, args ...string) (string, error) {
-	unlock, err := worktreeLock(ctx, top)
+// gitCommonDir returns the absolute git common directory of the work
+// tree at top (its .git, or the main repository's for a linked worktree).
+func gitCommonDir(ctx context.Context, top string) (string, error) {
+	common, err := gitOut(ctx, top, "rev-parse", "--git-common-dir")
+	if err != nil {
+		return "", err
+	}
+	if !filepath.IsAbs(common) {
+		common = filepath.Join(top, common)
+	}
+	return common, nil
+}
+
+// gitWorktree runs `git worktree args...` in b.repo under worktreeLock.
+func (b *Build) gitWorktree(ctx context.Context, args ...string) (string, error) {
+	unlock, err := worktreeLock(ctx, b.gitCommon)
 	if err != nil {
 		return "", err
 	}
 	defer unlock()
-	return gitOut(ctx, top, append([]string{"worktree"}, args...)...)
+	return gitOut(ctx, b.repo, append([]string{"worktree"}, args...)...)
 }
