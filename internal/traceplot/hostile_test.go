@@ -12,23 +12,24 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// A planted symlink at the picture's path is replaced, and its target is
+// A planted symlink at the picture's path is refused, and its target is
 // left as it was.
-func TestVerdictReplacesPlantedSymlink(t *testing.T) {
+func TestVerdictRefusesPlantedSymlink(t *testing.T) {
 	dir := t.TempDir()
 	target := filepath.Join(dir, "precious.txt")
 	require.NoError(t, os.WriteFile(target, []byte("keep me"), 0o600))
 	path := filepath.Join(dir, "x.svg")
 	require.NoError(t, os.Symlink(target, path))
 
-	require.NoError(t, Verdict(verdictData(), path))
+	err := Verdict(verdictData(), path)
+	assert.ErrorContains(t, err, path+" is a symlink, not a regular file: refusing to replace it")
 
 	got, err := os.ReadFile(target)
 	require.NoError(t, err)
 	assert.Equal(t, "keep me", string(got), "the symlink's target was written")
 	fi, err := os.Lstat(path)
 	require.NoError(t, err)
-	assert.True(t, fi.Mode().IsRegular(), "x.svg is %v, want a regular file", fi.Mode())
+	assert.Equal(t, os.ModeSymlink, fi.Mode().Type(), "x.svg is %v, want the link left as it was", fi.Mode())
 	entries, err := os.ReadDir(dir)
 	require.NoError(t, err)
 	assert.Len(t, entries, 2, "a temporary file was left behind: %v", entries)

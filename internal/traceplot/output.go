@@ -50,9 +50,10 @@ func newCanvas(format string, w, h vg.Length) (vg.CanvasWriterTo, error) {
 }
 
 // writeFile writes a picture to path with write, in the format of path's
-// extension. It writes a new file beside path and renames it over path, so
-// that a planted symlink at path is replaced, never written through, and a
-// reader never sees a half-written picture. On failure path is untouched.
+// extension. It writes a new file beside path and renames it over path
+// (atomicfile.Write), so that a reader never sees a half-written picture;
+// a symlink, device or fifo at path is refused, never written through or
+// replaced. On failure path is untouched.
 func writeFile(path string, write func(w io.Writer, format string) error) error {
 	format, err := FormatOf(path)
 	if err != nil {
