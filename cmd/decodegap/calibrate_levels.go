@@ -5,12 +5,12 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
 
+	"github.com/gapbench/gapbench/internal/atomicfile"
 	"github.com/gapbench/gapbench/internal/durfmt"
 	"github.com/gapbench/gapbench/internal/interleave"
 	"github.com/gapbench/gapbench/internal/levels"
@@ -186,7 +186,8 @@ func writeLevels(w io.Writer, rows []levelRow) {
 }
 
 // writePlanFile writes the first estimated row's plan (the -budget plan
-// when -budget is set and fits, else the -mde plan) to path.
+// when -budget is set and fits, else the -mde plan) to path, as
+// atomicfile.Write does: a symlink, device or fifo at path is refused.
 func writePlanFile(path string, rows []levelRow) error {
 	for _, r := range rows {
 		if r.err != nil {
@@ -196,15 +197,10 @@ func writePlanFile(path string, rows []levelRow) error {
 		if r.budgetOK {
 			p = r.budget
 		}
-		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
-		if err != nil {
-			return err
+		if err := atomicfile.Write(path, p.WriteFile); err != nil {
+			return fmt.Errorf("-plan-out %s: %w", path, err)
 		}
-		if err := p.WriteFile(f); err != nil {
-			f.Close()
-			return err
-		}
-		return f.Close()
+		return nil
 	}
 	names := make([]string, len(rows))
 	for i, r := range rows {

@@ -93,3 +93,16 @@ func TestPlanOutIsReadBack(t *testing.T) {
 	rows := levelRowsOf(levelRuns(20, 0.15), testLevelFlags(0.10, 0, ""))
 	assert.Equal(t, rows[0].plan, p)
 }
+
+func TestPlanOutRefusesASymlink(t *testing.T) {
+	dir := t.TempDir()
+	target := filepath.Join(dir, "precious")
+	require.NoError(t, os.WriteFile(target, []byte("keep"), 0o600))
+	path := filepath.Join(dir, "plan")
+	require.NoError(t, os.Symlink(target, path))
+	var out, errOut bytes.Buffer
+	assert.Equal(t, 1, reportLevels(levelRuns(20, 0.15), testLevelFlags(0.10, 0, path), &out, &errOut))
+	assert.Equal(t, "decodegap calibrate: -plan-out "+path+": "+path+" is a symlink, not a regular file: refusing to replace it (remove it, or give another path)\n", errOut.String())
+	b, _ := os.ReadFile(target)
+	assert.Equal(t, "keep", string(b))
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"image/color"
 	"io"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
+	"github.com/gapbench/gapbench/internal/atomicfile"
 	"github.com/gapbench/gapbench/internal/history"
 	"github.com/gapbench/gapbench/internal/history/edivisive"
 )
@@ -93,7 +95,7 @@ func historyPlot(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// drawHistory renders sr with its change points to path.
+// drawHistory renders sr with its change points to path (.png or .svg).
 func drawHistory(sr history.Series, changes []history.Change, path string) error {
 	p := plot.New()
 	p.Title.Text = fmt.Sprintf("%s (%s) over commits", sr.Benchmark, sr.Unit)
@@ -153,7 +155,17 @@ func drawHistory(sr history.Series, changes []history.Change, path string) error
 	for _, c := range changes {
 		vline(float64(c.Index)-0.5, color.RGBA{R: 0xd6, G: 0x27, B: 0x28, A: 0xff}, true)
 	}
-	return p.Save(8*vg.Inch, 4*vg.Inch, path)
+	format := strings.TrimPrefix(filepath.Ext(path), ".")
+	wt, err := p.WriterTo(8*vg.Inch, 4*vg.Inch, format)
+	if err != nil {
+		return err
+	}
+	// atomicfile: a symlink, device or fifo at path is refused, never
+	// written through (plot.Save would).
+	if err := atomicfile.Write(path, func(w io.Writer) error { _, err := wt.WriteTo(w); return err }); err != nil {
+		return fmt.Errorf("-o %s: %w", path, err)
+	}
+	return nil
 }
 
 func medianOf(x []float64) float64 {

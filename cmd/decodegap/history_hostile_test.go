@@ -1,0 +1,34 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// hostileStore stores a 12-commit history in dir/h.db and returns its
+// path.
+func hostileStore(t *testing.T, dir string) string {
+	t.Helper()
+	writeHistory(t, filepath.Join(dir, "runs"), 12, 6, 0.3)
+	db := filepath.Join(dir, "h.db")
+	code, _, errOut := histRun(t, "history", "add", "-db", db, filepath.Join(dir, "runs"))
+	require.Equal(t, 0, code, errOut)
+	return db
+}
+
+func TestHistoryPlotDefaultNameRefusesASymlink(t *testing.T) {
+	dir := t.TempDir()
+	db := hostileStore(t, dir)
+	t.Chdir(dir)
+	require.NoError(t, os.WriteFile("precious", []byte("keep"), 0o600))
+	require.NoError(t, os.Symlink("precious", "history-Step-2.png"))
+	code, _, errOut := histRun(t, "history", "plot", "-db", db, "Step-2")
+	assert.Equal(t, 1, code)
+	assert.Equal(t, "decodegap history plot: -o history-Step-2.png: history-Step-2.png is a symlink, not a regular file: refusing to replace it (remove it, or give another path)\n", errOut)
+	b, _ := os.ReadFile("precious")
+	assert.Equal(t, "keep", string(b))
+}
