@@ -153,6 +153,14 @@ func historyAdd(name string, args []string, stdout, stderr io.Writer) int {
 	if fs.NArg() == 0 && *notes == "" {
 		return fail(2, "give the benchfmt files (or directories of them) to store, or -notes REF")
 	}
+	// A revision or ref starting with '-' would reach git as an option
+	// (-commit --output=FILE wrote FILE); git is also given
+	// --end-of-options.
+	for _, f := range []struct{ flag, v string }{{"-commit", *commit}, {"-notes", *notes}} {
+		if strings.HasPrefix(f.v, "-") {
+			return fail(2, "%s %q: a revision or ref cannot start with '-'", f.flag, f.v)
+		}
+	}
 	if *notes != "" && (*commit != "" || *date != "") {
 		return fail(2, "-notes with -commit or -date: a note's commit is the one it is attached to, and its date that commit's")
 	}
@@ -273,7 +281,7 @@ func defaultProvenance(commit, date, host, goVersion string, files []*history.Fi
 	if rev == "" {
 		rev = "HEAD"
 	}
-	out, err := exec.Command("git", "show", "-s", "--format=%H %cI", rev+"^{commit}").Output()
+	out, err := exec.Command("git", "show", "-s", "--format=%H %cI", "--end-of-options", rev+"^{commit}").Output()
 	if err != nil {
 		if commit == "" && needCommit {
 			return p, errors.New("a file has no commit: line and git HEAD cannot be read here; give -commit")

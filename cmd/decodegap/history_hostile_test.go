@@ -32,3 +32,20 @@ func TestHistoryPlotDefaultNameRefusesASymlink(t *testing.T) {
 	b, _ := os.ReadFile("precious")
 	assert.Equal(t, "keep", string(b))
 }
+
+func TestHistoryAddCommitIsNeverAGitOption(t *testing.T) {
+	dir := gitRepo(t)
+	require.NoError(t, os.WriteFile("bench.txt", []byte("BenchmarkStep-2 100 1000 ns/op\n"), 0o644))
+	out := filepath.Join(dir, "out")
+	db := filepath.Join(t.TempDir(), "h.db")
+	code, _, errOut := histRun(t, "history", "add", "-db", db, "-commit", "--output="+out, "bench.txt")
+	assert.Equal(t, 2, code)
+	assert.Equal(t, `decodegap history add: -commit "--output=`+out+`": a revision or ref cannot start with '-'`+"\n", errOut)
+	matches, _ := filepath.Glob(out + "*")
+	assert.Empty(t, matches, "git wrote a file")
+	code, _, errOut = histRun(t, "history", "add", "-db", db, "-notes", "--output="+out)
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errOut, `-notes "--output=`+out+`": a revision or ref cannot start with '-'`)
+	matches, _ = filepath.Glob(out + "*")
+	assert.Empty(t, matches, "git wrote a file")
+}
