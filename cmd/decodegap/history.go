@@ -76,18 +76,38 @@ func defaultDB() string {
 	return filepath.Join(top, history.DefaultPath)
 }
 
-// dbFlag adds -db to fs.
-func dbFlag(fs *flag.FlagSet) *string {
-	return fs.String("db", "", "history `store`: an SQLite file path or a postgres:// URL; default "+history.DefaultPath+" at the repository's top")
+// dbFlag adds -db to fs; create says whether the subcommand creates a
+// missing store (only add does).
+func dbFlag(fs *flag.FlagSet, create bool) *string {
+	usage := "history `store`: an SQLite file path or a postgres:// URL; default " + history.DefaultPath + " at the repository's top; "
+	if create {
+		usage += "created when missing"
+	} else {
+		usage += "must exist ('decodegap history add' creates one)"
+	}
+	return fs.String("db", "", usage)
 }
 
-// openStore opens -db (or the default); the error names the flag.
-func openStore(ctx context.Context, db string) (*history.Store, error) {
-	if db == "" {
+// openStore opens -db (or the default): add (create true) creates a
+// missing store; every other subcommand reads one that must exist, so a
+// mistyped -db is an error, not an empty history. The error names the
+// flag.
+func openStore(ctx context.Context, db string, create bool) (*history.Store, error) {
+	flagged := db != ""
+	if !flagged {
 		db = defaultDB()
 	}
-	s, err := history.Open(ctx, db)
-	if err != nil {
+	open := history.OpenExisting
+	if create {
+		open = history.Open
+	}
+	s, err := open(ctx, db)
+	switch {
+	case errors.Is(err, history.ErrNoStore) && flagged:
+		return nil, fmt.Errorf("-db %s: no such store ('decodegap history add -db %s' creates one); check the path", db, db)
+	case errors.Is(err, history.ErrNoStore):
+		return nil, fmt.Errorf("no history store at %s (the default -db): store results first with 'decodegap history add', or give -db", db)
+	case err != nil:
 		return nil, fmt.Errorf("-db: %w", err)
 	}
 	return s, nil
@@ -136,7 +156,7 @@ flags:
 
 func historyAdd(name string, args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("history "+name, historyAddUsage, stderr)
-	db := dbFlag(fs)
+	db := dbFlag(fs, true)
 	commit := fs.String("commit", "", "`revision` the files measured, for files without a commit: line; default git HEAD")
 	date := fs.String("date", "", "commit `date` (RFC 3339), for files without a commit-date: line; default the commit's date in git")
 	host := fs.String("host", "", "`host` name, for files without a host: line; default this machine's")
@@ -212,7 +232,7 @@ func historyAdd(name string, args []string, stdout, stderr io.Writer) int {
 		}
 		files = append(files, n.file)
 	}
-	s, err := openStore(ctx, *db)
+	s, err := openStore(ctx, *db, true)
 	if err != nil {
 		return fail(2, "%v", err)
 	}
@@ -303,13 +323,13 @@ func defaultProvenance(commit, date, host, goVersion string, files []*history.Fi
 
 func historyFiles(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("history files", "usage: decodegap history files [-db STORE]\n\nflags:\n", stderr)
-	db := dbFlag(fs)
+	db := dbFlag(fs, false)
 	if st := parseFlags(fs, args); st >= 0 {
 		return st
 	}
 	ctx, stop := interruptible(0)
 	defer stop()
-	s, err := openStore(ctx, *db)
+	s, err := openStore(ctx, *db, false)
 	if err != nil {
 		fmt.Fprintf(stderr, "decodegap history files: %v\n", err)
 		return 2

@@ -49,3 +49,25 @@ func TestHistoryAddCommitIsNeverAGitOption(t *testing.T) {
 	matches, _ = filepath.Glob(out + "*")
 	assert.Empty(t, matches, "git wrote a file")
 }
+
+func TestHistoryReadCommandsNeedAStore(t *testing.T) {
+	dir := t.TempDir()
+	typo := filepath.Join(dir, "hsitory.db")
+	for _, args := range [][]string{
+		{"history", "files", "-db", typo},
+		{"history", "detect", "-db", typo},
+		{"history", "plot", "-db", typo, "-o", filepath.Join(dir, "x.png"), "Step-2"},
+	} {
+		code, _, errOut := histRun(t, args...)
+		assert.Equal(t, 2, code, "%v", args)
+		assert.Contains(t, errOut, "-db "+typo+": no such store ('decodegap history add -db "+typo+"' creates one); check the path\n", "%v", args)
+		_, err := os.Stat(typo)
+		assert.True(t, os.IsNotExist(err), "%v created the store", args)
+	}
+	// The default -db outside any store: said so, nothing created.
+	gitRepo(t)
+	code, _, errOut := histRun(t, "history", "detect")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errOut, "(the default -db): store results first with 'decodegap history add', or give -db\n")
+	assert.NoDirExists(t, ".gapbench")
+}

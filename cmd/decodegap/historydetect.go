@@ -43,7 +43,7 @@ flags:
 
 func historyDetect(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("history detect", historyDetectUsage, stderr)
-	db := dbFlag(fs)
+	db := dbFlag(fs, false)
 	bench := fs.String("bench", ".", "only benchmarks whose name matches this `regexp` (names without the Benchmark prefix)")
 	units := fs.String("unit", "", "comma-separated `units` (sec/op, B/op, cpu-sec/op …); empty: every unit")
 	methodName := fs.String("method", "edivisive", "change point `method`: edivisive (permutation test) or otava (windows and a t test)")
@@ -76,7 +76,7 @@ func historyDetect(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := interruptible(0)
 	defer stop()
-	s, err := openStore(ctx, *db)
+	s, err := openStore(ctx, *db, false)
 	if err != nil {
 		fmt.Fprintf(stderr, "decodegap history detect: %v\n", err)
 		return 2

@@ -33,7 +33,7 @@ flags:
 
 func historyPlot(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("history plot", historyPlotUsage, stderr)
-	db := dbFlag(fs)
+	db := dbFlag(fs, false)
 	unit := fs.String("unit", "sec/op", "the `unit` to draw")
 	out := fs.String("o", "", "output `file` (.png or .svg); default history-BENCH.png")
 	methodName := fs.String("method", "edivisive", "change point `method`: edivisive or otava (as 'history detect')")
@@ -62,7 +62,7 @@ func historyPlot(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := interruptible(0)
 	defer stop()
-	s, err := openStore(ctx, *db)
+	s, err := openStore(ctx, *db, false)
 	if err != nil {
 		fmt.Fprintf(stderr, "decodegap history plot: %v\n", err)
 		return 2

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -41,11 +42,23 @@ func IsPostgres(dsn string) bool {
 	return strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://")
 }
 
-// Open opens the store at dsn, creating its tables when missing: a
-// postgres:// URL opens PostgreSQL (pgx), anything else is the path of an
-// SQLite file, created with its directory when missing. The caller must
-// Close it.
-func Open(ctx context.Context, dsn string) (*Store, error) {
+// ErrNoStore is the error (wrapped, with the path) of OpenExisting for
+// an SQLite file that does not exist; it matches fs.ErrNotExist too.
+var ErrNoStore = fmt.Errorf("no history store there: %w", fs.ErrNotExist)
+
+// Open opens the store at dsn, creating it when missing: a postgres://
+// URL opens PostgreSQL (pgx), anything else is the path of an SQLite
+// file, created with its directory when missing. Either way the tables
+// are created when missing. The path is a file name whatever it holds
+// ('#', '?', '%', ":memory:"): see sqliteDSN. The caller must Close it.
+func Open(ctx context.Context, dsn string) (*Store, error) { return open(ctx, dsn, true) }
+
+// OpenExisting is Open for a store that must already be there: a
+// missing SQLite file is an error wrapping ErrNoStore, and nothing is
+// created. (A PostgreSQL database is opened as by Open.)
+func OpenExisting(ctx context.Context, dsn string) (*Store, error) { return open(ctx, dsn, false) }
+
+func open(ctx context.Context, dsn string, create bool) (*Store, error) {
 	s := &Store{}
 	var err error
 	if IsPostgres(dsn) {
@@ -56,13 +69,18 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 			return nil, errors.New("history: no database: give a file path or a postgres:// URL")
 		}
 		s.Where = dsn
+		if !create {
+			if _, err := os.Stat(dsn); errors.Is(err, fs.ErrNotExist) {
+				return nil, fmt.Errorf("history: %s: %w", dsn, ErrNoStore)
+			}
+		}
 		if err := os.MkdirAll(filepath.Dir(dsn), 0o755); err != nil {
 			return nil, fmt.Errorf("history: %w", err)
 		}
-		// busy_timeout lets concurrent writers wait instead of failing;
-		// _txlock=immediate takes the write lock at BEGIN, so two adds
-		// never deadlock upgrading a read lock.
-		s.db, err = sql.Open("sqlite", "file:"+dsn+"?_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_pragma=journal_mode(WAL)&_txlock=immediate")
+		var uri string
+		if uri, err = sqliteDSN(dsn); err == nil {
+			s.db, err = sql.Open("sqlite", uri)
+		}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("history: opening %s: %w", s.Where, err)
@@ -72,6 +90,22 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 		return nil, fmt.Errorf("history: %s: %w", s.Where, err)
 	}
 	return s, nil
+}
+
+// sqliteDSN is the driver's DSN for the SQLite file at path: a file: URI
+// of the absolute path, so that ":memory:" is a file of that name, with
+// '%', '?' and '#' percent-encoded, so that they are part of the name
+// (SQLite ends a URI's path at '?' or '#'), and the store's settings as
+// its query. busy_timeout lets concurrent writers wait instead of
+// failing; _txlock=immediate takes the write lock at BEGIN, so two adds
+// never deadlock upgrading a read lock.
+func sqliteDSN(path string) (string, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", err
+	}
+	esc := strings.NewReplacer("%", "%25", "?", "%3F", "#", "%23").Replace(filepath.ToSlash(abs))
+	return "file:" + esc + "?_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_pragma=journal_mode(WAL)&_txlock=immediate", nil
 }
 
 // Close closes the database.
