@@ -1,12 +1,19 @@
 package main
 
 import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/gapbench/gapbench/internal/history"
 )
 
 // hostileStore stores a 12-commit history in dir/h.db and returns its
@@ -70,4 +77,84 @@ func TestHistoryReadCommandsNeedAStore(t *testing.T) {
 	assert.Equal(t, 2, code)
 	assert.Contains(t, errOut, "(the default -db): store results first with 'decodegap history add', or give -db\n")
 	assert.NoDirExists(t, ".gapbench")
+}
+
+func TestHistoryDetectJSONChangeFromZero(t *testing.T) {
+	dir := t.TempDir()
+	runs := filepath.Join(dir, "runs")
+	require.NoError(t, os.MkdirAll(runs, 0o755))
+	t0 := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	for i := range 30 {
+		alloc := 0
+		if i >= 15 {
+			alloc = 64
+		}
+		body := fmt.Sprintf("commit: %s\ncommit-date: %s\nhost: ci-1\n", fakeHash(i+1), t0.Add(time.Duration(i)*time.Hour).Format(time.RFC3339))
+		for r := range 3 {
+			body += fmt.Sprintf("BenchmarkStep-2 100 %d ns/op %d B/op\n", 1000+r, alloc)
+		}
+		require.NoError(t, os.WriteFile(filepath.Join(runs, fmt.Sprintf("r%02d.txt", i)), []byte(body), 0o644))
+	}
+	db := filepath.Join(dir, "h.db")
+	code, _, errOut := histRun(t, "history", "add", "-db", db, runs)
+	require.Equal(t, 0, code, errOut)
+	code, out, errOut := histRun(t, "history", "detect", "-db", db, "-unit", "B/op", "-json")
+	require.Equal(t, 0, code, errOut)
+	var got struct {
+		Changes []struct {
+			Bad           string
+			Before, After float64
+			Ratio         string
+		}
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &got), out)
+	require.Len(t, got.Changes, 1, out)
+	assert.Equal(t, fakeHash(16), got.Changes[0].Bad)
+	assert.Equal(t, 0.0, got.Changes[0].Before)
+	assert.Equal(t, 64.0, got.Changes[0].After)
+	assert.Equal(t, "+Inf", got.Changes[0].Ratio)
+}
+
+func TestHistoryAddRefusesNonFiniteAndDetectSkipsAStoredOne(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "inf.txt"), []byte("commit: c1\ncommit-date: 2026-11-01T00:00:00Z\nBenchmarkStep-2 100 +Inf ns/op\n"), 0o644))
+	db := filepath.Join(dir, "h.db")
+	code, _, errOut := histRun(t, "history", "add", "-db", db, filepath.Join(dir, "inf.txt"))
+	assert.Equal(t, 2, code)
+	assert.Equal(t, "decodegap history add: "+filepath.Join(dir, "inf.txt")+":3: Step-2: +Inf ns/op is not a finite number; nothing was stored\n", errOut)
+
+	// A store written before add refused them: the series is named and
+	// left out, the others searched.
+	db = hostileStore(t, dir)
+	s, err := history.Open(context.Background(), db)
+	require.NoError(t, err)
+	f := &history.File{Name: "old.txt", SHA256: "x", Prov: history.Provenance{Commit: fakeHash(3), Date: time.Date(2026, 11, 1, 2, 0, 0, 0, time.UTC), Host: "ci-1"},
+		Results: []history.Value{{Name: "Old-2", Unit: "sec/op", Value: math.Inf(1), Iters: 1}}}
+	_, err = s.Add(context.Background(), []*history.File{f})
+	require.NoError(t, err)
+	s.Close()
+	code, out, errOut := histRun(t, "history", "detect", "-db", db)
+	require.Equal(t, 0, code, errOut)
+	assert.Equal(t, "decodegap history detect: Old-2 sec/op left out: commit "+fakeHash(3)[:10]+"'s value is +Inf, not a finite number (stored before 'history add' refused them?)\n", errOut)
+	assert.Contains(t, out, "1 change points in 2 series")
+	code, out, _ = histRun(t, "history", "detect", "-db", db, "-json")
+	require.Equal(t, 0, code)
+	assert.Contains(t, out, `"Skipped": [
+    {
+      "Benchmark": "Old-2",`)
+}
+
+func TestHistoryDetectPermutationsCap(t *testing.T) {
+	code, _, errOut := histRun(t, "history", "detect", "-db", filepath.Join(t.TempDir(), "h.db"), "-permutations", "1000000000")
+	assert.Equal(t, 2, code)
+	assert.Equal(t, "decodegap history detect: -permutations 1000000000: want 1 to 10000 (p-values down to 1/10001; each shuffle costs a search of every series)\n", errOut)
+	code, _, errOut = histRun(t, "history", "detect", "-permutations", "0")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errOut, "-permutations 0: want 1 to 10000")
+	code, _, errOut = histRun(t, "history", "detect", "-pvalue", "1")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errOut, "-pvalue 1: want a p-value in (0, 1), or 0 for the method's default")
+	code, _, errOut = histRun(t, "history", "detect", "-window", "1")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errOut, "-window 1: want 2 points or more")
 }

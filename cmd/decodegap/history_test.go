@@ -115,7 +115,7 @@ func TestHistoryDetectTextJSONAndPlot(t *testing.T) {
 	c := got.Changes[0]
 	assert.Equal(t, fakeHash(35), c.Good)
 	assert.Equal(t, fakeHash(36), c.Bad)
-	assert.InDelta(t, 1.05, c.Ratio, 0.01)
+	assert.InDelta(t, 1.05, float64(c.Ratio), 0.01)
 	assert.Less(t, c.Lo, c.Ratio)
 	assert.Greater(t, c.Hi, c.Ratio)
 	assert.LessOrEqual(t, c.P, 0.05)

@@ -35,8 +35,12 @@ packages (go list patterns, default ./...) of the current repository (or
 -C), judging the change's unit, or -bisect-unit when given (cpu-sec/op is
 steadier than sec/op on a shared host).
 
+A series holding a point that is not a finite number (NaN, ±Inf: 'history
+add' refuses them, an older store may hold them) is left out and named on
+stderr; the others are searched. SIGINT or SIGTERM stops the search.
+
 Exit status: 0; 1 when -confirm named a commit; 2 for bad usage; 3 when a
-bisect failed to build or run.
+bisect failed to build or run; 130 when interrupted.
 
 flags:
 `
@@ -48,7 +52,7 @@ func historyDetect(args []string, stdout, stderr io.Writer) int {
 	units := fs.String("unit", "", "comma-separated `units` (sec/op, B/op, cpu-sec/op …); empty: every unit")
 	methodName := fs.String("method", "edivisive", "change point `method`: edivisive (permutation test) or otava (windows and a t test)")
 	pvalue := fs.Float64("pvalue", 0, "largest `p-value` of a change point; 0 is the method's default: 0.05 (edivisive's permutation test), 0.001 (otava's t test)")
-	perms := fs.Int("permutations", 100, "`shuffles` of edivisive's permutation test (the smallest p-value is 1/(shuffles+1))")
+	perms := fs.Int("permutations", 100, fmt.Sprintf("`shuffles` of edivisive's permutation test (the smallest p-value is 1/(shuffles+1)); at most %d", maxPermutations))
 	window := fs.Int("window", 50, "`points` of each window of -method otava's split step")
 	var minMag percentOrZero
 	fs.Var(&minMag, "min-magnitude", "drop change points smaller than this `margin` (e.g. 1%); 0 keeps all")
@@ -70,8 +74,15 @@ func historyDetect(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "decodegap history detect: -method %q: want edivisive or otava\n", *methodName)
 		return 2
 	}
-	if !(*pvalue >= 0 && *pvalue < 1) || *perms < 1 || *window < 2 {
-		fmt.Fprintln(stderr, "decodegap history detect: -pvalue must be in (0, 1) (0: the method's default), -permutations ≥ 1 and -window ≥ 2")
+	switch {
+	case !(*pvalue >= 0 && *pvalue < 1):
+		fmt.Fprintf(stderr, "decodegap history detect: -pvalue %g: want a p-value in (0, 1), or 0 for the method's default\n", *pvalue)
+		return 2
+	case *perms < 1 || *perms > maxPermutations:
+		fmt.Fprintf(stderr, "decodegap history detect: -permutations %d: want 1 to %d (p-values down to 1/%d; each shuffle costs a search of every series)\n", *perms, maxPermutations, maxPermutations+1)
+		return 2
+	case *window < 2:
+		fmt.Fprintf(stderr, "decodegap history detect: -window %d: want 2 points or more\n", *window)
 		return 2
 	}
 	ctx, stop := interruptible(0)
@@ -93,12 +104,17 @@ func historyDetect(args []string, stdout, stderr io.Writer) int {
 	if *pvalue == 0 {
 		opt.EDivisive.PValue, opt.Otava.PValue = 0.05, 0.001
 	}
-	changes, err := history.Detect(series, opt)
+	changes, skipped, err := history.Detect(ctx, series, opt)
+	if ctx.Err() != nil {
+		fmt.Fprintf(stderr, "decodegap history detect: interrupted while searching %d series for change points; nothing written\n", len(series))
+		return 130
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "decodegap history detect: %v\n", err)
 		return 1
 	}
-	rep := detectReport{Store: s.Where, Series: len(series), Options: opt, Changes: changes,
+	writeSkipped(stderr, "history detect", skipped)
+	rep := detectReport{Store: s.Where, Series: len(series), Options: opt, Changes: changes, Skipped: skipped,
 		Quarantined: history.Quarantined(series, opt.Quarantine)}
 	for _, sr := range series {
 		rep.Points += len(sr.Points)
@@ -111,6 +127,7 @@ func historyDetect(args []string, stdout, stderr io.Writer) int {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(detectJSON(rep)); err != nil {
+			fmt.Fprintf(stderr, "decodegap history detect: -json: %v\n", err)
 			return 1
 		}
 		return status
@@ -118,6 +135,10 @@ func historyDetect(args []string, stdout, stderr io.Writer) int {
 	writeDetect(stdout, rep)
 	return status
 }
+
+// maxPermutations bounds -permutations: p-values down to 1/10001, and a
+// search that ends in minutes, not days.
+const maxPermutations = 10000
 
 // detectReport is everything detect writes.
 type detectReport struct {
@@ -127,6 +148,9 @@ type detectReport struct {
 	Quarantined int
 	Options     history.DetectOptions
 	Changes     []history.Change
+	// Skipped are the series left out for a point that is not a finite
+	// number.
+	Skipped []history.Skipped
 	// Confirmed holds the bisect of each change (nil without -confirm;
 	// an entry is nil for a change not bisected: one of magnitude 0).
 	Confirmed []*history.BisectResult

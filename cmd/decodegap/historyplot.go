@@ -82,9 +82,17 @@ func historyPlot(args []string, stdout, stderr io.Writer) int {
 	if *pvalue == 0 {
 		opt.EDivisive.PValue, opt.Otava.PValue = 0.05, 0.001
 	}
-	changes, err := history.Detect(series, opt)
+	changes, skipped, err := history.Detect(ctx, series, opt)
+	if ctx.Err() != nil {
+		fmt.Fprintln(stderr, "decodegap history plot: interrupted while searching for change points; nothing written")
+		return 130
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "decodegap history plot: %v\n", err)
+		return 1
+	}
+	if len(skipped) > 0 {
+		writeSkipped(stderr, "history plot", skipped)
 		return 1
 	}
 	if err := drawHistory(series[0], changes, *out); err != nil {

@@ -13,6 +13,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/gapbench/gapbench/internal/history"
+	"github.com/gapbench/gapbench/internal/report"
 )
 
 func writeAdded(w io.Writer, where string, added []history.Added, files []*history.File) int {
@@ -37,6 +38,14 @@ func writeAdded(w io.Writer, where string, added []history.Added, files []*histo
 	}
 	fmt.Fprintf(w, "%d of %d files new in %s\n", n, len(added), where)
 	return 0
+}
+
+// writeSkipped names on w each series Detect left out.
+func writeSkipped(w io.Writer, cmd string, skipped []history.Skipped) {
+	for _, k := range skipped {
+		fmt.Fprintf(w, "decodegap %s: %s %s left out: commit %s's value is %g, not a finite number (stored before 'history add' refused them?)\n",
+			cmd, k.Benchmark, k.Unit, short(k.Commit), k.Value)
+	}
 }
 
 func writeFiles(w io.Writer, where string, files []history.StoredFile) {
@@ -94,16 +103,25 @@ func writeDetect(w io.Writer, r detectReport) {
 	}
 }
 
+// changeJSON is one change point in -json. Its numbers are report.Num:
+// null for NaN, "+Inf"/"-Inf" unbounded (a change from a median of 0
+// has Ratio "+Inf"), as docs/guide/json.md says.
 type changeJSON struct {
 	Benchmark, Unit, Host string
 	Good, Bad             string
 	GoodDate, BadDate     string
 	Index                 int
-	Before, After         float64
-	Ratio, Lo, Hi, Level  float64
-	P, Q                  float64
+	Before, After         report.Num
+	Ratio, Lo, Hi, Level  report.Num
+	P, Q                  report.Num
 	NBefore, NAfter       int
 	Confirm               *bisectOut `json:",omitempty"`
+}
+
+// skippedJSON is a series detect left out.
+type skippedJSON struct {
+	Benchmark, Unit, Commit string
+	Value                   report.Num
 }
 
 type detectOut struct {
@@ -119,19 +137,25 @@ type detectOut struct {
 	Window       int
 	MinMagnitude float64
 	Changes      []changeJSON
+	// Skipped are the series left out for a point that is not a finite
+	// number (empty when none).
+	Skipped []skippedJSON
 }
 
 func detectJSON(r detectReport) detectOut {
 	out := detectOut{Store: r.Store, Series: r.Series, Points: r.Points, Quarantined: r.Quarantined, Method: r.Options.Method.String(),
-		PValue: r.Options.EDivisive.PValue, Permutations: r.Options.EDivisive.Permutations, MinMagnitude: r.Options.MinMagnitude, Changes: []changeJSON{}}
+		PValue: r.Options.EDivisive.PValue, Permutations: r.Options.EDivisive.Permutations, MinMagnitude: r.Options.MinMagnitude, Changes: []changeJSON{}, Skipped: []skippedJSON{}}
+	for _, k := range r.Skipped {
+		out.Skipped = append(out.Skipped, skippedJSON{Benchmark: k.Benchmark, Unit: k.Unit, Commit: k.Commit, Value: report.Num(k.Value)})
+	}
 	if r.Options.Method == history.MethodOtava {
 		out.PValue, out.Permutations, out.Window = r.Options.Otava.PValue, 0, r.Options.Otava.Window
 	}
 	for i, c := range r.Changes {
 		j := changeJSON{Benchmark: c.Benchmark, Unit: c.Unit, Host: c.Host, Good: c.Good.Commit, Bad: c.Bad.Commit,
 			GoodDate: c.Good.Date.UTC().Format("2006-01-02T15:04:05Z"), BadDate: c.Bad.Date.UTC().Format("2006-01-02T15:04:05Z"),
-			Index: c.Index, Before: c.Before, After: c.After, Ratio: c.Ratio, Lo: c.Lo, Hi: c.Hi, Level: c.Level,
-			P: c.P, Q: c.Q, NBefore: c.NBefore, NAfter: c.NAfter}
+			Index: c.Index, Before: report.Num(c.Before), After: report.Num(c.After), Ratio: report.Num(c.Ratio), Lo: report.Num(c.Lo), Hi: report.Num(c.Hi),
+			Level: report.Num(c.Level), P: report.Num(c.P), Q: report.Num(c.Q), NBefore: c.NBefore, NAfter: c.NAfter}
 		if i < len(r.Confirmed) && r.Confirmed[i] != nil {
 			b := bisectJSON(r.Confirmed[i], math.NaN())
 			j.Confirm = &b

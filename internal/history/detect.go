@@ -214,16 +214,35 @@ func Stretches(points []Point) []Stretch {
 	return out
 }
 
+// Skipped is a series Detect left out: a point of it is not a finite
+// number (a store written before Add refused them, or by another tool).
+type Skipped struct {
+	Benchmark, Unit string
+	// Commit and Value are the first such point's.
+	Commit string
+	Value  float64
+}
+
 // Detect finds the change points of every series (see the package
-// comment), in series order and then index order.
-func Detect(series []Series, opt DetectOptions) ([]Change, error) {
+// comment), in series order and then index order. A series holding a
+// NaN or infinite point is left out and returned in skipped; the other
+// series are searched. When ctx is done Detect stops, within one shuffle
+// of the permutation test, and returns ctx's error.
+func Detect(ctx context.Context, series []Series, opt DetectOptions) (changes []Change, skipped []Skipped, err error) {
 	level := opt.Confidence
 	if level == 0 {
 		level = 0.95
 	}
 	var out []Change
 	for _, sr := range series {
+		if i := slices.IndexFunc(sr.Points, func(p Point) bool { return math.IsNaN(p.Value) || math.IsInf(p.Value, 0) }); i >= 0 {
+			skipped = append(skipped, Skipped{Benchmark: sr.Benchmark, Unit: sr.Unit, Commit: sr.Points[i].Commit, Value: sr.Points[i].Value})
+			continue
+		}
 		for _, st := range Stretches(sr.Points) {
+			if err := ctx.Err(); err != nil {
+				return nil, nil, err
+			}
 			pts, pos := kept(sr.Points[st.Start:st.End], opt.Quarantine)
 			x := make([]float64, len(pts))
 			for i, p := range pts {
@@ -234,10 +253,13 @@ func Detect(series []Series, opt DetectOptions) ([]Change, error) {
 			if opt.Method == MethodOtava {
 				cps, err = edivisive.DetectOtava(x, opt.Otava)
 			} else {
-				cps, err = edivisive.Detect(x, opt.EDivisive)
+				cps, err = edivisive.DetectContext(ctx, x, opt.EDivisive)
+			}
+			if ctx.Err() != nil {
+				return nil, nil, ctx.Err()
 			}
 			if err != nil {
-				return nil, fmt.Errorf("history: %s %s: %w", sr.Benchmark, sr.Unit, err)
+				return nil, nil, fmt.Errorf("history: %s %s: %w", sr.Benchmark, sr.Unit, err)
 			}
 			for i, cp := range cps {
 				lo, hi := 0, len(x)
@@ -261,7 +283,7 @@ func Detect(series []Series, opt DetectOptions) ([]Change, error) {
 			}
 		}
 	}
-	return out, nil
+	return out, skipped, nil
 }
 
 // Quarantined counts the points of series that Detect leaves out under

@@ -18,7 +18,7 @@ func TestDetectReportsShiftWithRangeAndInterval(t *testing.T) {
 	m.NightLen = 0
 	rng := rand.New(rand.NewPCG(11, 12))
 	sr := m.simulate(rng, 0.05, 90)
-	cps, err := Detect([]Series{sr}, DetectOptions{})
+	cps, _, err := Detect(context.Background(), []Series{sr}, DetectOptions{})
 	require.NoError(t, err)
 	require.Len(t, cps, 1)
 	c := cps[0]
@@ -34,7 +34,7 @@ func TestDetectReportsShiftWithRangeAndInterval(t *testing.T) {
 	assert.Equal(t, "h1", c.Host)
 
 	// -min-magnitude above the shift drops it.
-	cps, err = Detect([]Series{sr}, DetectOptions{MinMagnitude: 0.2})
+	cps, _, err = Detect(context.Background(), []Series{sr}, DetectOptions{MinMagnitude: 0.2})
 	require.NoError(t, err)
 	assert.Empty(t, cps)
 }
@@ -46,7 +46,7 @@ func TestDetectNeverReportsTheHostChange(t *testing.T) {
 	m.NightLen = 0
 	rng := rand.New(rand.NewPCG(13, 14))
 	sr := m.simulate(rng, 0, 0)
-	cps, err := Detect([]Series{sr}, DetectOptions{})
+	cps, _, err := Detect(context.Background(), []Series{sr}, DetectOptions{})
 	require.NoError(t, err)
 	assert.Empty(t, cps)
 
@@ -54,7 +54,7 @@ func TestDetectNeverReportsTheHostChange(t *testing.T) {
 	for i := range sr.Points {
 		sr.Points[i].Host = "h1"
 	}
-	cps, err = Detect([]Series{sr}, DetectOptions{})
+	cps, _, err = Detect(context.Background(), []Series{sr}, DetectOptions{})
 	require.NoError(t, err)
 	require.NotEmpty(t, cps)
 	assert.InDelta(t, m.HostAt, cps[0].Index, 2)
@@ -68,9 +68,9 @@ func TestQuarantineKeepsNoisyNightOut(t *testing.T) {
 	with, without := 0, 0
 	for i := 0; i < 10; i++ {
 		sr := m.simulate(rng, 0, 0)
-		a, err := Detect([]Series{sr}, DetectOptions{EDivisive: edivisive.Options{Seed: uint64(i)}})
+		a, _, err := Detect(context.Background(), []Series{sr}, DetectOptions{EDivisive: edivisive.Options{Seed: uint64(i)}})
 		require.NoError(t, err)
-		b, err := Detect([]Series{sr}, DetectOptions{EDivisive: edivisive.Options{Seed: uint64(i)}, Quarantine: -1})
+		b, _, err := Detect(context.Background(), []Series{sr}, DetectOptions{EDivisive: edivisive.Options{Seed: uint64(i)}, Quarantine: -1})
 		require.NoError(t, err)
 		with += len(a)
 		without += len(b)

@@ -3,7 +3,9 @@ package history
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"testing"
 
@@ -51,4 +53,51 @@ func TestOpenExistingCreatesNothing(t *testing.T) {
 	assert.EqualError(t, err, "history: sub/typo.db: no history store there: file does not exist")
 	_, err = os.Stat("sub")
 	assert.True(t, errors.Is(err, fs.ErrNotExist), "the folder was created")
+}
+
+func TestParseFileRefusesNonFiniteValues(t *testing.T) {
+	for _, v := range []string{"+Inf", "-Inf", "Inf", "NaN"} {
+		_, err := ParseFile("b.txt", []byte("goos: linux\nBenchmarkStep-2 100 1000 ns/op\nBenchmarkStep-2 100 "+v+" ns/op\n"))
+		var ie *InputError
+		require.ErrorAs(t, err, &ie, v)
+		assert.Equal(t, 3, ie.Line, v)
+		assert.Contains(t, err.Error(), "b.txt:3: Step-2: ", v)
+		assert.Contains(t, err.Error(), " ns/op is not a finite number", v)
+	}
+}
+
+// A series holding an infinite point (a store written before add refused
+// them) is skipped; the others are still searched.
+func TestDetectSkipsANonFiniteSeries(t *testing.T) {
+	var good, bad Series
+	good.Benchmark, good.Unit = "Good", "sec/op"
+	bad.Benchmark, bad.Unit = "Bad", "sec/op"
+	for i := range 30 {
+		v := 1.0
+		if i >= 15 {
+			v = 2
+		}
+		good.Points = append(good.Points, Point{Commit: fmt.Sprint(i), Host: "h", Value: v + 0.01*float64(i%3), N: 1, Spread: math.NaN()})
+		bad.Points = append(bad.Points, Point{Commit: fmt.Sprint(i), Host: "h", Value: 1, N: 1, Spread: math.NaN()})
+	}
+	bad.Points[7].Value = math.Inf(1)
+	changes, skipped, err := Detect(context.Background(), []Series{bad, good}, DetectOptions{})
+	require.NoError(t, err)
+	require.Len(t, changes, 1)
+	assert.Equal(t, "Good", changes[0].Benchmark)
+	assert.Equal(t, 15, changes[0].Index)
+	require.Len(t, skipped, 1)
+	assert.Equal(t, Skipped{Benchmark: "Bad", Unit: "sec/op", Commit: "7", Value: math.Inf(1)}, skipped[0])
+}
+
+func TestDetectStopsWhenCancelled(t *testing.T) {
+	var sr Series
+	for i := range 40 {
+		sr.Points = append(sr.Points, Point{Commit: fmt.Sprint(i), Host: "h", Value: float64(i % 7), Spread: math.NaN()})
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	changes, _, err := Detect(ctx, []Series{sr}, DetectOptions{})
+	assert.ErrorIs(t, err, context.Canceled)
+	assert.Empty(t, changes)
 }

@@ -124,7 +124,9 @@ func (e *InputError) Error() string {
 }
 
 // ParseFile parses data, the bytes of the benchfmt file name. It returns
-// an *InputError for a malformed result line or a file with no results;
+// an *InputError for a malformed result line, a value that is NaN or
+// infinite (one would stop every change point search over its series),
+// or a file with no results;
 // provenance comes from the file's configuration lines, where present.
 func ParseFile(name string, data []byte) (*File, error) {
 	sum := sha256.Sum256(data)
@@ -151,6 +153,15 @@ func ParseFile(name string, data []byte) (*File, error) {
 				}
 			}
 			arm := rec.GetConfig(KeyArm)
+			for _, v := range rec.Values {
+				if math.IsNaN(v.Value) || math.IsInf(v.Value, 0) {
+					_, line := rec.Pos()
+					if v.OrigUnit != "" { // the value as the line writes it
+						v.Value, v.Unit = v.OrigValue, v.OrigUnit
+					}
+					return nil, &InputError{File: name, Line: line, Msg: fmt.Sprintf("%s: %v %s is not a finite number", rec.Name.Full(), v.Value, v.Unit)}
+				}
+			}
 			for vi, v := range rec.Values {
 				factor, unit := benchunit.Tidy(1, v.Unit)
 				f.Results = append(f.Results, Value{Seq: seq, VSeq: vi, Name: string(rec.Name.Full()),

@@ -1,6 +1,7 @@
 package history
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -99,7 +100,7 @@ func runSim(t testing.TB, m simModel, method Method, effect float64, trials int,
 		// noisy night and the host change included.
 		at := 10 + rng.IntN(m.Commits-20)
 		sr := m.simulate(rng, effect, at)
-		cps, err := Detect([]Series{sr}, DetectOptions{Method: method, EDivisive: edivisive.Options{Seed: uint64(trial)}})
+		cps, _, err := Detect(context.Background(), []Series{sr}, DetectOptions{Method: method, EDivisive: edivisive.Options{Seed: uint64(trial)}})
 		require.NoError(t, err)
 		if effect != 0 {
 			sc.Planted++

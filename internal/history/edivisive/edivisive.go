@@ -35,6 +35,7 @@
 package edivisive
 
 import (
+	"context"
 	"errors"
 	"math"
 	"math/rand/v2"
@@ -87,6 +88,12 @@ type ChangePoint struct {
 // error for a NaN or infinite value; a series shorter than 2·MinSize has
 // none.
 func Detect(x []float64, opt Options) ([]ChangePoint, error) {
+	return DetectContext(context.Background(), x, opt)
+}
+
+// DetectContext is Detect stopped by ctx: it returns ctx's error, and no
+// change points, within one shuffle of ctx being done.
+func DetectContext(ctx context.Context, x []float64, opt Options) ([]ChangePoint, error) {
 	opt = opt.withDefaults()
 	if !(opt.PValue > 0 && opt.PValue < 1) || opt.Permutations < 1 {
 		return nil, errors.New("edivisive: Options.PValue must be in (0, 1) and Permutations ≥ 1")
@@ -122,6 +129,9 @@ func Detect(x []float64, opt Options) ([]ChangePoint, error) {
 		}
 		higher := 0
 		for r := 0; r < opt.Permutations; r++ {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
 			maxQ := math.Inf(-1)
 			for i := 0; i+1 < len(bounds); i++ {
 				seg := buf[:bounds[i+1]-bounds[i]]
