@@ -12,8 +12,10 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
+	"github.com/gapbench/gapbench/internal/atomicfile"
 	"github.com/gapbench/gapbench/internal/history"
 )
 
@@ -203,9 +205,9 @@ func historyAdd(name string, args []string, stdout, stderr io.Writer) int {
 	}
 	var files []*history.File
 	for _, p := range paths {
-		data, err := os.ReadFile(p)
+		data, err := readBenchFile(p)
 		if err != nil {
-			return fail(2, "%v", err)
+			return fail(2, "%v; nothing was stored", err)
 		}
 		f, err := history.ParseFile(p, data)
 		if err != nil {
@@ -242,6 +244,36 @@ func historyAdd(name string, args []string, stdout, stderr io.Writer) int {
 		return fail(1, "%v; nothing was stored", err)
 	}
 	return writeAdded(stdout, s.Where, added, files)
+}
+
+// maxBenchBytes bounds one file add reads: a benchfmt file of a run is
+// kilobytes to megabytes; a larger one is not one (or is /dev/zero).
+const maxBenchBytes = maxNoteBytes
+
+// readBenchFile reads the regular file path, at most maxBenchBytes. A
+// fifo, device, socket or directory is refused without blocking or
+// reading it (it is opened non-blocking, then checked).
+func readBenchFile(path string) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is %s, not a regular file: give benchfmt files or directories of them", path, atomicfile.Kind(fi.Mode()))
+	}
+	if fi.Size() > maxBenchBytes {
+		return nil, fmt.Errorf("%s: %d bytes, more than a benchfmt file can be (%d)", path, fi.Size(), maxBenchBytes)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxBenchBytes+1))
+	if err == nil && len(data) > maxBenchBytes {
+		err = fmt.Errorf("%s: more than %d bytes, more than a benchfmt file can be", path, maxBenchBytes)
+	}
+	return data, err
 }
 
 // expandPaths replaces each directory by its regular files, in name

@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 
@@ -157,4 +158,27 @@ func TestHistoryDetectPermutationsCap(t *testing.T) {
 	code, _, errOut = histRun(t, "history", "detect", "-window", "1")
 	assert.Equal(t, 2, code)
 	assert.Contains(t, errOut, "-window 1: want 2 points or more")
+}
+
+func TestHistoryAddReadsRegularFilesOnly(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo")
+	require.NoError(t, syscall.Mkfifo(fifo, 0o600))
+	db := filepath.Join(dir, "h.db")
+	for path, mode := range map[string]string{fifo: "a fifo", "/dev/zero": "a character device"} {
+		done := make(chan struct{})
+		var code int
+		var errOut string
+		go func() {
+			defer close(done)
+			code, _, errOut = histRun(t, "history", "add", "-db", db, "-commit", "c1", "-date", "2026-11-01T00:00:00Z", path)
+		}()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("history add %s still reading after 10 s", path)
+		}
+		assert.Equal(t, 2, code, path)
+		assert.Equal(t, "decodegap history add: "+path+" is "+mode+", not a regular file: give benchfmt files or directories of them; nothing was stored\n", errOut)
+	}
 }

@@ -23,11 +23,12 @@ type NotRegularError struct {
 }
 
 func (e *NotRegularError) Error() string {
-	return fmt.Sprintf("%s is %s, not a regular file: refusing to replace it (remove it, or give another path)", e.Path, kind(e.Mode))
+	return fmt.Sprintf("%s is %s, not a regular file: refusing to replace it (remove it, or give another path)", e.Path, Kind(e.Mode))
 }
 
-// kind names a file type for a message.
-func kind(m fs.FileMode) string {
+// Kind names a file type for a message: "a symlink", "a fifo", "a
+// character device" …; "a regular file" for one.
+func Kind(m fs.FileMode) string {
 	switch {
 	case m&fs.ModeSymlink != 0:
 		return "a symlink"
@@ -41,8 +42,10 @@ func kind(m fs.FileMode) string {
 		return "a character device"
 	case m&fs.ModeDevice != 0:
 		return "a block device"
+	case m.IsRegular():
+		return "a regular file"
 	}
-	return "not a regular file"
+	return "an irregular file"
 }
 
 // Check returns a *NotRegularError when path exists and is not a regular
