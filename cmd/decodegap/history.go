@@ -147,8 +147,10 @@ file's lines.
 
 With -notes, every git note of REF (e.g. one CI adds to each main-branch
 commit with 'git notes --ref gapbench add -F bench.txt') is a file too:
-its commit is the one the note is attached to, its date that commit's,
-its host -host or its own host: line, else "notes:REF". Notes already
+its commit is the one the note is attached to, its date that commit's
+(the note's own commit: and commit-date: lines never override them; a
+commit: line naming another commit is counted on stderr), its host -host
+or its own host: line, else "notes:REF". Notes already
 stored are skipped, as files are; a rewritten or merged note replaces
 its earlier version. Notes on commits this clone lacks are skipped and
 counted.
@@ -222,6 +224,7 @@ func historyAdd(name string, args []string, stdout, stderr io.Writer) int {
 	for _, f := range files {
 		f.Fill(def, *force)
 	}
+	var mismatched []noteFile
 	for _, n := range noted {
 		// A note was measured elsewhere (a CI runner), so this machine's
 		// name and Go are not its defaults: only -host and -go are, and
@@ -232,7 +235,18 @@ func historyAdd(name string, args []string, stdout, stderr io.Writer) int {
 		if n.file.Prov.Host == "" {
 			n.file.Prov.Host = "notes:" + *notes
 		}
+		// The commit a note is attached to is the one it measured: its
+		// own commit: line (copied from another run?) never moves it.
+		if c := n.file.Prov.Commit; !strings.HasPrefix(n.prov.Commit, strings.ToLower(c)) || len(c) < 4 {
+			mismatched = append(mismatched, noteFile{file: n.file, prov: history.Provenance{Commit: c}})
+		}
+		n.file.Prov.Commit, n.file.Prov.Date = n.prov.Commit, n.prov.Date
 		files = append(files, n.file)
+	}
+	if len(mismatched) > 0 {
+		m := mismatched[0]
+		fmt.Fprintf(stderr, "decodegap history %s: -notes: %d of %d notes have a commit: line naming another commit (%s says %q); each is stored under the commit it is attached to\n",
+			name, len(mismatched), len(noted), m.file.Name, m.prov.Commit)
 	}
 	s, err := openStore(ctx, *db, true)
 	if err != nil {

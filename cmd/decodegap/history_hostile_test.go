@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -181,4 +183,26 @@ func TestHistoryAddReadsRegularFilesOnly(t *testing.T) {
 		assert.Equal(t, 2, code, path)
 		assert.Equal(t, "decodegap history add: "+path+" is "+mode+", not a regular file: give benchfmt files or directories of them; nothing was stored\n", errOut)
 	}
+}
+
+func TestHistoryNoteCommitIsTheAttachedOne(t *testing.T) {
+	dir := gitRepo(t)
+	head, err := exec.Command("git", "rev-parse", "HEAD").Output()
+	require.NoError(t, err)
+	commit := strings.TrimSpace(string(head))
+	note := "commit: " + fakeHash(9) + "\ncommit-date: 2020-01-01T00:00:00Z\nBenchmarkStep-2 100 1000 ns/op\n"
+	cmd := exec.Command("git", "-c", "user.email=t@t", "-c", "user.name=t", "notes", "--ref", "gapbench", "add", "-m", note, "HEAD")
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	db := filepath.Join(t.TempDir(), "h.db")
+	code, stdout, errOut := histRun(t, "history", "add", "-db", db, "-notes", "gapbench")
+	require.Equal(t, 0, code, errOut)
+	assert.Equal(t, "decodegap history add: -notes: 1 of 1 notes have a commit: line naming another commit (gapbench:"+commit+" says \""+fakeHash(9)+"\"); each is stored under the commit it is attached to\n", errOut)
+	assert.Contains(t, stdout, "stored gapbench:"+commit+": 1 values, 0 verdict rows; commit "+commit[:10]+" (")
+	assert.NotContains(t, stdout, "2020-01-01")
+	code, stdout, _ = histRun(t, "history", "files", "-db", db)
+	require.Equal(t, 0, code)
+	assert.Contains(t, stdout, "\n"+commit[:10]+" ")
+	assert.NotContains(t, stdout, fakeHash(9)[:10])
 }
