@@ -105,6 +105,9 @@ func runCalibrate(args []string, stdout, stderr io.Writer) int {
 	if err := rf.check(); err != nil {
 		return usageErr("%v", err)
 	}
+	if err := lf.check(); err != nil {
+		return usageErr("%v", err)
+	}
 	if err := checkBench(*bench, *benchtime); err != nil {
 		return usageErr("%v", err)
 	}
@@ -171,7 +174,7 @@ func runCalibrate(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	writeCalibration(stdout, rows, loadAverage())
-	if code := reportLevels(runs, lf, stdout, stderr); code != 0 {
+	if code := reportLevels(runs, rows, lf, stdout, stderr); code != 0 {
 		return code
 	}
 	if *jsonPath != "" {

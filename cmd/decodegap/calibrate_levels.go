@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -52,6 +53,25 @@ type levelRow struct {
 	err               error // why there is no estimate
 }
 
+// check refuses level flags no plan can meet: -mde must be a finite
+// fraction above 0, -budget 0 (none) or above, -arms 2 or more.
+func (lf *levelFlags) check() error {
+	switch m := *lf.mde; {
+	case !(m > 0) || math.IsInf(m, 0):
+		return fmt.Errorf("-mde %g: want an effect above 0, a fraction (0.10 for 10%%)", m)
+	case *lf.budget < 0:
+		return fmt.Errorf("-budget %v: want a duration above 0 (e.g. 6m), or 0 for no budget plan", *lf.budget)
+	case *lf.arms < 2:
+		return fmt.Errorf("-arms %d: want 2 or more arms a round, the null arm included", *lf.arms)
+	}
+	return nil
+}
+
+// errNoNoise is a benchmark whose blocks showed no noise at all (every
+// p50 equal and every p90 equal to its p50): a dead instrument, not a
+// perfect one, so its MDE is unknown, not 0.
+var errNoNoise = errors.New("no noise measured: every block's p50 is the same and equals its p90 (a dead timer?)")
+
 // levelRowsOf estimates each benchmark's levels from the A/A runs: every
 // run of a, a2 and null is one block of its round. A block's cost beyond
 // its timed steps is the run's wall time less its steps × (mean step +
@@ -97,6 +117,11 @@ func levelRowsOf(runs []interleave.Run, lf *levelFlags) []levelRow {
 		row := levelRow{benchmark: name, target: *lf.mde, steps: int(median(a.n))}
 		row.cost = levels.Cost{Step: median(a.step), Block: median(overhead), Arms: max(*lf.arms, 2)}
 		row.comp, row.err = levels.Estimate(a.blocks)
+		// A total below 1e-18 (σ below 1e-9 of ln p50) is rounding of
+		// equal logarithms, not a measured noise.
+		if row.err == nil && !(row.comp.Within+row.comp.Between+row.comp.Rounds > 1e-18) {
+			row.err = errNoNoise
+		}
 		if row.err == nil {
 			var lim levels.Limits
 			row.plan, row.reached = row.comp.Optimize(row.cost, row.target, lim)
@@ -202,17 +227,63 @@ func writePlanFile(path string, rows []levelRow) error {
 		}
 		return nil
 	}
-	names := make([]string, len(rows))
+	why := make([]string, len(rows))
 	for i, r := range rows {
-		names[i] = r.benchmark
+		why[i] = r.benchmark + ": " + r.err.Error()
 	}
-	return fmt.Errorf("-plan-out %s: no benchmark had an estimate (%s): the runs need p50-sec/op and p90-sec/op in at least two rounds", path, strings.Join(names, ", "))
+	if len(rows) == 0 {
+		return fmt.Errorf("-plan-out %s: no benchmark printed p50-sec/op and p90-sec/op, so there is no plan", path)
+	}
+	return fmt.Errorf("-plan-out %s: no benchmark has a plan (%s)", path, strings.Join(why, "; "))
+}
+
+// tableUnknown returns, for each benchmark of the MDE table whose MDE it
+// calls unknown at every round count (in p50-sec/op, the unit the plan
+// is for, or in every unit when the table has no p50 row), why: the plan
+// must not claim an MDE the table above it calls unknown.
+func tableUnknown(table []calibration) map[string]error {
+	type acc struct {
+		known, p50, p50Known bool
+		used                 int
+	}
+	by := map[string]*acc{}
+	var order []string
+	for _, c := range table {
+		a := by[c.benchmark]
+		if a == nil {
+			a = &acc{}
+			by[c.benchmark] = a
+			order = append(order, c.benchmark)
+		}
+		known := slices.ContainsFunc(c.mde, func(m float64) bool { return !math.IsInf(m, 0) && !math.IsNaN(m) })
+		a.known = a.known || known
+		if c.unit == "p50-sec/op" {
+			a.p50, a.p50Known, a.used = true, known, c.used
+		}
+	}
+	out := map[string]error{}
+	for _, b := range order {
+		switch a := by[b]; {
+		case a.p50 && !a.p50Known:
+			out[b] = fmt.Errorf("the MDE table calls p50-sec/op's MDE unknown (%d rounds used): no plan", a.used)
+		case !a.p50 && !a.known:
+			out[b] = errors.New("the MDE table calls every MDE unknown: no plan")
+		}
+	}
+	return out
 }
 
 // reportLevels prints the levels and plans of runs and writes -plan-out;
-// it returns 1 when the plan file could not be written.
-func reportLevels(runs []interleave.Run, lf *levelFlags, stdout, stderr io.Writer) int {
+// it returns 1 when the plan file could not be written. A benchmark whose
+// MDE table (table, nil for none) calls its MDE unknown gets no plan.
+func reportLevels(runs []interleave.Run, table []calibration, lf *levelFlags, stdout, stderr io.Writer) int {
 	rows := levelRowsOf(runs, lf)
+	unknown := tableUnknown(table)
+	for i := range rows {
+		if err := unknown[rows[i].benchmark]; err != nil && rows[i].err == nil {
+			rows[i].err = err
+		}
+	}
 	writeLevels(stdout, rows)
 	if *lf.planOut != "" {
 		if err := writePlanFile(*lf.planOut, rows); err != nil {

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -76,15 +77,15 @@ func TestLevelsNeedTwoRounds(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "plan")
 	lf := testLevelFlags(0.10, 0, path)
 	var out, errOut bytes.Buffer
-	assert.Equal(t, 1, reportLevels(levelRuns(1, 0.1), lf, &out, &errOut))
+	assert.Equal(t, 1, reportLevels(levelRuns(1, 0.1), nil, lf, &out, &errOut))
 	assert.Contains(t, out.String(), "unknown: levels: need at least two rounds")
-	assert.Contains(t, errOut.String(), "no benchmark had an estimate (VAD)")
+	assert.Contains(t, errOut.String(), "no benchmark has a plan (VAD: levels: need at least two rounds with two or more blocks each)")
 }
 
 func TestPlanOutIsReadBack(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "plan")
 	var out, errOut bytes.Buffer
-	require.Equal(t, 0, reportLevels(levelRuns(20, 0.15), testLevelFlags(0.10, 0, path), &out, &errOut), errOut.String())
+	require.Equal(t, 0, reportLevels(levelRuns(20, 0.15), nil, testLevelFlags(0.10, 0, path), &out, &errOut), errOut.String())
 	f, err := os.Open(path)
 	require.NoError(t, err)
 	defer f.Close()
@@ -101,8 +102,68 @@ func TestPlanOutRefusesASymlink(t *testing.T) {
 	path := filepath.Join(dir, "plan")
 	require.NoError(t, os.Symlink(target, path))
 	var out, errOut bytes.Buffer
-	assert.Equal(t, 1, reportLevels(levelRuns(20, 0.15), testLevelFlags(0.10, 0, path), &out, &errOut))
+	assert.Equal(t, 1, reportLevels(levelRuns(20, 0.15), nil, testLevelFlags(0.10, 0, path), &out, &errOut))
 	assert.Equal(t, "decodegap calibrate: -plan-out "+path+": "+path+" is a symlink, not a regular file: refusing to replace it (remove it, or give another path)\n", errOut.String())
 	b, _ := os.ReadFile(target)
 	assert.Equal(t, "keep", string(b))
+}
+
+// The MDE table calls p50's MDE unknown: the plan says so and claims
+// none, and -plan-out writes nothing.
+func TestLevelsPlanNeverClaimsAnUnknownMDE(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "plan")
+	inf := math.Inf(1)
+	table := []calibration{
+		{benchmark: "VAD", unit: "sec/op", used: 2, mde: []float64{0.2, 0.1, 0.05}},
+		{benchmark: "VAD", unit: "p50-sec/op", used: 2, mde: []float64{inf, inf, inf}},
+	}
+	var out, errOut bytes.Buffer
+	assert.Equal(t, 1, reportLevels(levelRuns(20, 0.15), table, testLevelFlags(0.10, 6*time.Minute, path), &out, &errOut))
+	assert.Contains(t, out.String(), "VAD        unknown: the MDE table calls p50-sec/op's MDE unknown (2 rounds used): no plan")
+	assert.NotContains(t, out.String(), "plan for a")
+	assert.NotContains(t, out.String(), "within -budget")
+	assert.Equal(t, "decodegap calibrate: -plan-out "+path+": no benchmark has a plan (VAD: the MDE table calls p50-sec/op's MDE unknown (2 rounds used): no plan)\n", errOut.String())
+	assert.NoFileExists(t, path)
+
+	// A known p50 MDE: the plan as before.
+	table[1].mde = []float64{0.2, 0.1, 0.05}
+	out.Reset()
+	errOut.Reset()
+	assert.Equal(t, 0, reportLevels(levelRuns(20, 0.15), table, testLevelFlags(0.10, 0, path), &out, &errOut), errOut.String())
+	assert.Contains(t, out.String(), "VAD: plan for a 10% MDE on p50")
+}
+
+// Blocks with no noise at all (a dead timer) give no plan, not an MDE
+// of 0.
+func TestLevelsNoNoiseIsUnknown(t *testing.T) {
+	runs := levelRuns(20, 0)
+	for _, r := range runs {
+		for _, res := range r.Results {
+			for i := range res.Values {
+				if res.Values[i].Unit == "p50-sec/op" || res.Values[i].Unit == "p90-sec/op" {
+					res.Values[i].Value = 170e-6
+				}
+			}
+		}
+	}
+	var out, errOut bytes.Buffer
+	reportLevels(runs, nil, testLevelFlags(0.10, 0, ""), &out, &errOut)
+	assert.Contains(t, out.String(), "VAD        unknown: no noise measured: every block's p50 is the same and equals its p90 (a dead timer?)")
+	assert.NotContains(t, out.String(), "plan for a")
+}
+
+func TestCalibrateLevelFlagsChecked(t *testing.T) {
+	for args, want := range map[string]string{
+		"-mde 0":      "-mde 0: want an effect above 0, a fraction (0.10 for 10%)",
+		"-mde NaN":    "-mde NaN: want an effect above 0",
+		"-mde -0.1":   "-mde -0.1: want an effect above 0",
+		"-mde +Inf":   "-mde +Inf: want an effect above 0",
+		"-budget -1m": "-budget -1m0s: want a duration above 0 (e.g. 6m), or 0 for no budget plan",
+		"-arms 1":     "-arms 1: want 2 or more arms a round, the null arm included",
+	} {
+		var out, errOut bytes.Buffer
+		code := runCalibrate(append(strings.Fields(args), "./nowhere"), &out, &errOut)
+		assert.Equal(t, 2, code, args)
+		assert.Contains(t, errOut.String(), "decodegap calibrate: "+want, args)
+	}
 }
