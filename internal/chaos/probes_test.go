@@ -250,7 +250,7 @@ func probes() []probe {
 		usage("spin -for -1s", "-for", "spin", "-for", "-1s"),
 		{name: "unknown command", item: "input", args: []string{"no-such"}, codes: []int{2}},
 	}
-	return ps
+	return append(ps, historyProbes()...)
 }
 
 // fixtureTrace copies the plot test's trace fixture to name in dir, with
