@@ -93,7 +93,7 @@ func historyProbes() []probe {
 				if k, why := untouched(r, dir); k != ok {
 					return k, why
 				}
-				return says("-plan-out " + dir + "/plan: " + dir + "/plan is a symlink")(r, dir)
+				return says("-plan-out "+dir+"/plan: "+dir+"/plan is a symlink")(r, dir)
 			}, bound: 60 * time.Second},
 		{name: "calibrate's plan beside an unknown MDE", item: "fabrication", args: []string{"calibrate", "-lock=false", "-rounds", "2", "-benchtime", "40x", "-bench", "Probe", "{fx}"}, codes: []int{0, 1},
 			check: func(r result, dir string) (string, string) {
