@@ -140,6 +140,10 @@ func TestHistoryAddRefusesNonFiniteAndDetectSkipsAStoredOne(t *testing.T) {
 	require.Equal(t, 0, code, errOut)
 	assert.Equal(t, "decodegap history detect: Old-2 sec/op left out: commit "+fakeHash(3)[:10]+"'s value is +Inf, not a finite number (stored before 'history add' refused them?)\n", errOut)
 	assert.Contains(t, out, "1 change points in 2 series")
+	code, _, errOut = histRun(t, "history", "plot", "-db", db, "-o", filepath.Join(dir, "old.png"), "Old-2")
+	assert.Equal(t, 1, code)
+	assert.Equal(t, "decodegap history plot: Old-2 sec/op left out: commit "+fakeHash(3)[:10]+"'s value is +Inf, not a finite number (stored before 'history add' refused them?)\n", errOut)
+	assert.NoFileExists(t, filepath.Join(dir, "old.png"))
 	code, out, _ = histRun(t, "history", "detect", "-db", db, "-json")
 	require.Equal(t, 0, code)
 	assert.Contains(t, out, `"Skipped": [

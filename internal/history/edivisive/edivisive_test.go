@@ -1,6 +1,7 @@
 package edivisive
 
 import (
+	"context"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -112,4 +113,21 @@ func TestDetectDeterministicAndValidates(t *testing.T) {
 	assert.Empty(t, cps)
 	_, err = Detect(x, Options{PValue: 2})
 	assert.Error(t, err)
+}
+
+// A done context stops the permutation test: its error, no change points.
+func TestDetectContextStops(t *testing.T) {
+	x := make([]float64, 60)
+	for i := range x {
+		x[i] = float64(i / 30)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	cps, err := DetectContext(ctx, x, Options{Permutations: 1000})
+	assert.ErrorIs(t, err, context.Canceled)
+	assert.Nil(t, cps)
+	cps, err = DetectContext(context.Background(), x, Options{})
+	require.NoError(t, err)
+	require.Len(t, cps, 1)
+	assert.Equal(t, 30, cps[0].Index)
 }
