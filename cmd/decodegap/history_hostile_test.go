@@ -210,3 +210,26 @@ func TestHistoryNoteCommitIsTheAttachedOne(t *testing.T) {
 	assert.Contains(t, stdout, "\n"+commit[:10]+" ")
 	assert.NotContains(t, stdout, fakeHash(9)[:10])
 }
+
+// -json refuses a fifo, a symlink and a device of its own (never the
+// real /dev/full: as root the old writer renamed over it).
+func TestJSONRefusesNonRegularTargets(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo")
+	require.NoError(t, syscall.Mkfifo(fifo, 0o600))
+	link := filepath.Join(dir, "link")
+	require.NoError(t, os.Symlink(filepath.Join(dir, "target"), link))
+	cases := map[string]string{fifo: "a fifo", link: "a symlink"}
+	full := filepath.Join(dir, "full")
+	if err := syscall.Mknod(full, syscall.S_IFCHR|0o666, int(1<<8|7)); err == nil {
+		cases[full] = "a character device"
+	}
+	for path, kind := range cases {
+		err := writeJSONRows(path, "interleave", nil)
+		assert.EqualError(t, err, "-json "+path+": "+path+" is "+kind+", not a regular file: refusing to replace it (remove it, or give another path)")
+		fi, lerr := os.Lstat(path)
+		require.NoError(t, lerr)
+		assert.False(t, fi.Mode().IsRegular(), "%s was replaced by a regular file", path)
+	}
+	assert.NoFileExists(t, filepath.Join(dir, "target"))
+}
