@@ -42,6 +42,7 @@ subcommands:
 
 The store is -db: a file path (SQLite, default .gapbench/history.db at the
 repository's top) or a postgres:// URL (PostgreSQL, for a team's history).
+Only add creates a missing SQLite store; the other subcommands refuse one.
 Run 'decodegap history <subcommand> -h' for its flags.
 `
 
