@@ -264,7 +264,8 @@ func synthetic(rounds int) *comparison {
 		for range rounds {
 			v := level * (1 + 0.01*rng.NormFloat64())
 			c.res[0][a] = append(c.res[0][a], &result{lat: latency{mean: v, p50: v},
-				proc: counterSpan{ok: true, from: 0, to: 100, wallNs: 1e9, cpuNs: 5e8 + rng.Int64N(1e6)}})
+				proc: counterSpan{ok: true, from: 0, to: 100, wallNs: 1e9, cpuNs: 5e8 + rng.Int64N(1e6),
+					thread: threadSpan{ok: true, stepNs: 5e6 + float64(rng.Int64N(1e4))}, pool: poolSpan{ok: true}}})
 		}
 	}
 	return c

@@ -4,6 +4,7 @@ import (
 	"math"
 	"runtime"
 	"runtime/metrics"
+	"slices"
 	"sync"
 
 	"golang.org/x/sys/unix"
@@ -450,15 +451,107 @@ func threadBetween(first, last *snapshot) threadSpan {
 	return t
 }
 
-// threadShareMin is the least share of the process's CPU time over the
-// span that the loop's thread must have used for cpu-ns/op to read that
-// thread's clock: the step then runs on it (the rest is the runtime's GC
-// workers and the like). Below it the step uses other threads too (a
-// thread pool, sessions), and cpu-ns/op is the process's user+sys.
-const threadShareMin = 0.75
+// cpuScope is what cpu-ns/op counts. It is chosen once per process,
+// before the first block (cpuScopeOf), and every block of every arm is
+// read in it: a figure that cannot be read in it is unavailable, never
+// read another way (a per-block choice made two arms of equal work
+// differ by a definition, not by their work).
+type cpuScope int
+
+const (
+	// scopeStepThreads: the loop thread's own time around the sampled
+	// steps (gaps left out) plus, over the whole span, every thread the
+	// step's open created (an inference runtime's pool, spinning or not:
+	// that is the step's cost). The runtime's threads from before the
+	// open, and the harness's, are left out.
+	scopeStepThreads cpuScope = iota
+	// scopeLoopThread: the loop thread's own time around the sampled
+	// steps only, on a host where the process's thread list cannot be
+	// read; a step that works on other threads reads low in every block
+	// alike.
+	scopeLoopThread
+)
+
+// String returns the scope as the cpu-scope configuration line says it.
+func (s cpuScope) String() string {
+	if s == scopeLoopThread {
+		return "loop-thread"
+	}
+	return "step-threads"
+}
+
+// cpuScopeOf returns the process's scope: step-threads when the thread
+// list of this process can be read, else loop-thread. The answer is read
+// once and kept, so that every Run and Compare of a process agree.
+var cpuScopeOf = sync.OnceValue(func() cpuScope {
+	if selfTIDs() == nil {
+		return scopeLoopThread
+	}
+	return scopeStepThreads
+})
+
+// openedTIDs returns the threads in after but not in before (both
+// sorted): those an open created. Nil when either list is nil (unread).
+func openedTIDs(before, after []int) []int {
+	if before == nil || after == nil {
+		return nil
+	}
+	out := []int{}
+	for _, t := range after {
+		if _, pre := slices.BinarySearch(before, t); !pre {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// poolSpan is the CPU time over a counter span of the threads the step's
+// open created (runner.openTIDs).
+type poolSpan struct {
+	// ok is false when it could not be read: the thread lists at the
+	// open or at either end of the span are missing, or one of those
+	// threads ended within the span (its time is lost with it).
+	ok bool
+	// ns is their on-CPU time between the span's ends (schedstat), and
+	// threads how many of them the span's last reading saw.
+	ns      int64
+	threads int
+}
+
+// poolBetween returns the CPU time of the threads in own (sorted)
+// between the task readings first and last: a thread born within the
+// span counts from zero; one that ended within it makes the span
+// unreadable (its time ended with it).
+func poolBetween(own []int, first, last []hostmon.Task) poolSpan {
+	if own == nil || first == nil || last == nil {
+		return poolSpan{}
+	}
+	byTID := func(a hostmon.Task, tid int) int { return a.TID - tid }
+	p := poolSpan{ok: true}
+	for _, t := range first {
+		if _, mine := slices.BinarySearch(own, t.TID); mine {
+			if _, alive := slices.BinarySearchFunc(last, t.TID, byTID); !alive {
+				return poolSpan{}
+			}
+		}
+	}
+	for _, t := range last {
+		if _, mine := slices.BinarySearch(own, t.TID); !mine {
+			continue
+		}
+		cpu := t.OnCPUNanoseconds
+		if k, found := slices.BinarySearchFunc(first, t.TID, byTID); found {
+			cpu -= min(first[k].OnCPUNanoseconds, cpu)
+		}
+		p.ns += int64(cpu)
+		p.threads++
+	}
+	return p
+}
 
 // threadShare is the loop thread's share of the process CPU time over
-// the span; NaN when either is unavailable.
+// the span (thread-cpu-%, a figure beside cpu-ns/op, not its switch);
+// NaN when either is unavailable.
 func (c *counterSpan) threadShare() float64 {
 	if !c.ok || !c.thread.ok || c.cpuNs <= 0 {
 		return math.NaN()
@@ -466,17 +559,20 @@ func (c *counterSpan) threadShare() float64 {
 	return float64(c.thread.cpuNs) / float64(c.cpuNs)
 }
 
-// stepCPUNs is the CPU time per step over the span (cpu-ns/op): when the
-// step ran on the loop's thread (threadShareMin) and steps were sampled,
-// the mean of the sampled steps' own CPU time on that thread, the gaps
-// left out; otherwise the process's CPU time over the span per step,
-// gaps and every thread included. false when unavailable.
+// stepCPUNs is the CPU time per step over the span (cpu-ns/op) in the
+// span's scope (c.scope): the mean of the sampled steps' own time on the
+// loop thread, plus, in scopeStepThreads, the open's threads' time over
+// the span per step. false when unavailable: no counters, no sampled
+// step, or (step-threads) the open's threads could not be read.
 func (c *counterSpan) stepCPUNs() (float64, bool) {
-	if !c.ok || c.iters() == 0 || c.cpuNs <= 0 {
+	if !c.ok || c.iters() == 0 || math.IsNaN(c.thread.stepNs) {
 		return 0, false
 	}
-	if sh := c.threadShare(); sh >= threadShareMin && !math.IsNaN(c.thread.stepNs) {
+	if c.scope == scopeLoopThread {
 		return c.thread.stepNs, true
 	}
-	return float64(c.cpuNs) / float64(c.iters()), true
+	if !c.pool.ok {
+		return 0, false
+	}
+	return c.thread.stepNs + float64(c.pool.ns)/float64(c.iters()), true
 }

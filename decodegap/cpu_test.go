@@ -11,35 +11,64 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// cpu-ns/op reads the sampled steps' own CPU time when the loop's thread
-// did the process's work, and the process's per step otherwise.
-func TestStepCPUChoosesItsClock(t *testing.T) {
-	span := func(share float64, stepNs float64) counterSpan {
+// cpu-ns/op is read one way in every block: the sampled steps' own time
+// on the loop thread plus the open's threads' time per step. The loop
+// thread's share of the process moves nothing (it once switched the
+// figure to the process's clock, gaps and all, below 75%).
+func TestStepCPUReadsOneScopeWhateverTheShare(t *testing.T) {
+	span := func(share, stepNs float64, poolNs int64) counterSpan {
 		return counterSpan{ok: true, from: 0, to: 1000, wallNs: 1e9, cpuNs: 100e6,
-			thread: threadSpan{ok: true, cpuNs: int64(share * 100e6), stepNs: stepNs}}
+			thread: threadSpan{ok: true, cpuNs: int64(share * 100e6), stepNs: stepNs},
+			pool:   poolSpan{ok: true, ns: poolNs, threads: 2}}
 	}
-	c := span(0.9, 35e3)
+	for _, share := range []float64{0.9, 0.76, 0.74, 0.5, 0.1} {
+		c := span(share, 35e3, 5e6)
+		v, ok := c.stepCPUNs()
+		require.True(t, ok)
+		assert.Equal(t, 35e3+5e3, v, "share %v: the steps' own time plus the pool's per step", share)
+	}
+
+	c := span(0.9, 35e3, 5e6)
+	c.scope = scopeLoopThread
 	v, ok := c.stepCPUNs()
 	require.True(t, ok)
-	assert.Equal(t, 35e3, v, "one thread: the steps' own time, gaps left out")
-	assert.InDelta(t, 0.9, c.threadShare(), 1e-12)
+	assert.Equal(t, 35e3, v, "loop-thread scope: the pool is not counted, in any block")
 
-	c = span(0.5, 35e3)
-	v, ok = c.stepCPUNs()
-	require.True(t, ok)
-	assert.Equal(t, 100e3, v, "other threads worked too: the process's CPU time per step")
+	c = span(0.9, 35e3, 0)
+	c.pool = poolSpan{}
+	_, ok = c.stepCPUNs()
+	assert.False(t, ok, "step-threads scope, the pool unread: unavailable, never the process's clock")
 
-	c = span(0.9, math.NaN())
-	v, _ = c.stepCPUNs()
-	assert.Equal(t, 100e3, v, "no step sampled: the process's")
-
-	c = counterSpan{ok: true, from: 0, to: 1000, wallNs: 1e9, cpuNs: 100e6}
-	v, _ = c.stepCPUNs()
-	assert.Equal(t, 100e3, v, "the thread's clock unread (snapshots from two threads)")
-	assert.True(t, math.IsNaN(c.threadShare()))
+	c = span(0.9, math.NaN(), 0)
+	_, ok = c.stepCPUNs()
+	assert.False(t, ok, "no step sampled: unavailable")
 
 	_, ok = (&counterSpan{}).stepCPUNs()
 	assert.False(t, ok, "no counters: no figure, never a 0")
+}
+
+// Two arms of equal work, one doing it on the loop thread and one handing
+// it to a thread its open started, read alike: the definition cannot make
+// them differ. Under the per-block rule the second read the process's
+// clock per step, gaps and all: 6.25 times the first.
+func TestEqualWorkOnOtherThreadsReadsEqual(t *testing.T) {
+	const iters, workNs, gapNs = 1000, 300e3, 2e6
+	// A: the step's 300 µs on the loop thread; the gap's spin and the
+	// runtime's threads bring the process to 625 µs a step.
+	a := counterSpan{ok: true, from: 0, to: iters, wallNs: iters * (workNs + gapNs), cpuNs: iters * 625e3,
+		thread: threadSpan{ok: true, cpuNs: iters * 600e3, stepNs: workNs},
+		pool:   poolSpan{ok: true}}
+	// B: the loop thread waits 20 µs on the pool thread doing 280 µs.
+	b := counterSpan{ok: true, from: 0, to: iters, wallNs: iters * (workNs + gapNs), cpuNs: iters * 625e3,
+		thread: threadSpan{ok: true, cpuNs: iters * 320e3, stepNs: 20e3},
+		pool:   poolSpan{ok: true, ns: iters * 280e3, threads: 1}}
+	va, ok := a.stepCPUNs()
+	require.True(t, ok)
+	vb, ok := b.stepCPUNs()
+	require.True(t, ok)
+	assert.InDelta(t, 1.0, vb/va, 1e-9, "A %v ns, B %v ns a step", va, vb)
+	assert.Greater(t, a.threadShare(), 0.75)
+	assert.Less(t, b.threadShare(), 0.75, "the share that used to switch B's definition")
 }
 
 func TestThreadBetweenNeedsOneThread(t *testing.T) {
@@ -69,7 +98,7 @@ func TestStepCPUSamplesOneStepIn8(t *testing.T) {
 	assert.Positive(t, c.stepCPUNs, "a spin costs CPU time")
 }
 
-// A real run reports cpu-ns/op and says which clock it read.
+// A real run reports cpu-ns/op and states the scope it read it in.
 func TestRunReportsCPUPerStep(t *testing.T) {
 	out, err := runChild(t, "flat", "400x")
 	require.NoError(t, err, out)
@@ -87,5 +116,6 @@ func TestRunReportsCPUPerStep(t *testing.T) {
 			meaning = m.Meaning
 		}
 	}
-	assert.True(t, strings.Contains(meaning, "CLOCK_THREAD_CPUTIME_ID") && strings.Contains(meaning, "CLOCK_PROCESS_CPUTIME_ID"), meaning)
+	assert.True(t, strings.Contains(meaning, "CLOCK_THREAD_CPUTIME_ID") && strings.Contains(meaning, "cpu-scope:"), meaning)
+	assert.Regexp(t, `(?m)^cpu-scope: step-threads$`, out, "the scope every block was read in, stated once")
 }

@@ -104,6 +104,7 @@ func measure(ctx context.Context, s *settings, n int, open Opener, m mode, b *te
 	if cl.err != nil {
 		return fail(cl.err)
 	}
+	r.openTIDs = openedTIDs(r.phases[phaseBefore], h.tids()) // before spareThreads: those are the harness's
 	if s.parity != nil {
 		if err := s.parity(); err != nil {
 			return fail(fmt.Errorf("parity check failed (%s.Parity), nothing was timed: %w", s.typ, err))

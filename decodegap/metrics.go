@@ -144,8 +144,8 @@ var metricTable = []metricDef{
 		v := r.proc.cpuPerWall()
 		return v, !math.IsNaN(v) && r.proc.iters() > 0
 	}},
-	{"cpu-ns/op", "CPU time per step (user+sys) over the counter span: when the loop thread used at least 75% of the process's CPU time (the step runs on one thread), the step's own time on that thread's clock (CLOCK_THREAD_CPUTIME_ID read around one step in 8, gaps left out); otherwise the whole process's (CLOCK_PROCESS_CPUTIME_ID) per step, gaps and all threads included; thread-cpu-% says which", func(r *result) (float64, bool) { return r.proc.stepCPUNs() }},
-	{"thread-cpu-%", "the loop thread's share of the process's CPU time over the counter span: at 75 or more cpu-ns/op is that thread's clock, below it the process's", func(r *result) (float64, bool) {
+	{"cpu-ns/op", "CPU time per step (user+sys) over the counter span, read one way in every block (the cpu-scope: configuration line): the step's own time on the loop thread's clock (CLOCK_THREAD_CPUTIME_ID read around one step in 8, gaps left out) plus, under step-threads, the on-CPU time of the threads the step's open created (schedstat) per step; unavailable when a block cannot be read that way", func(r *result) (float64, bool) { return r.proc.stepCPUNs() }},
+	{"thread-cpu-%", "the loop thread's share of the process's CPU time over the counter span (gaps included): near 100 the step runs on that thread alone", func(r *result) (float64, bool) {
 		v := r.proc.threadShare()
 		return 100 * v, !math.IsNaN(v)
 	}},

@@ -80,5 +80,10 @@ func GapSpec(g Gap) string {
 	return strings.Join(s, " ")
 }
 
-// writeGapConfig writes the gap: configuration line of g.
-func writeGapConfig(g Gap) { configLine("gap", GapSpec(g)) }
+// writeGapConfig writes the gap: configuration line of g, and the
+// cpu-scope: line, what cpu-ns/op counts in every block of the file
+// (step-threads or loop-thread, see cpuScope).
+func writeGapConfig(g Gap) {
+	configLine("gap", GapSpec(g))
+	configLine("cpu-scope", cpuScopeOf().String())
+}

@@ -154,6 +154,10 @@ type counterSpan struct {
 	gcPause  float64
 	// thread is the loop thread's CPU time over the span (counters.go).
 	thread threadSpan
+	// scope is what cpu-ns/op counts, the process's one (cpuScopeOf);
+	// pool is the step's open's threads' CPU time over the span.
+	scope cpuScope
+	pool  poolSpan
 }
 
 // iters returns the number of iterations the span covers.
@@ -384,8 +388,12 @@ func (r *runner) span(from int) counterSpan {
 	c.gcCycles -= f.gcCycles
 	c.gcPause -= f.gcPause
 	c.thread.cpuNs -= f.thread.cpuNs
+	c.scope = cpuScopeOf()
+	if first.host != nil && last.host != nil {
+		c.pool = poolBetween(r.openTIDs, first.host.Tasks(), last.host.Tasks())
+	}
 	if r.sliced {
-		armCPU(&c, r.phases[phaseBefore], r.phases[phaseSetup])
+		armCPU(&c)
 	}
 	return c
 }

@@ -122,7 +122,8 @@ func TestOneFileSameRowsEveryRoute(t *testing.T) {
 // Compare's own output.
 func TestBlockOfIsThePrintedLine(t *testing.T) {
 	r := &result{lat: latency{mean: 35123.456, p50: 34999.5}, out: outliers{count: 1, largest: 4e5, share: 0.07},
-		proc: counterSpan{ok: true, from: 0, to: 2000, wallNs: 2e8, cpuNs: 70123456789, userNs: 5e7}}
+		proc: counterSpan{ok: true, from: 0, to: 2000, wallNs: 2e8, cpuNs: 70123456789, userNs: 5e7,
+			thread: threadSpan{ok: true, stepNs: 35e6}, pool: poolSpan{ok: true, ns: 123456789, threads: 2}}}
 	var b strings.Builder
 	b.WriteString("arm: a\nround: 1\n")
 	// testing prints each metric with prettyPrint's precision; benchLine
@@ -144,5 +145,5 @@ func TestBlockOfIsThePrintedLine(t *testing.T) {
 	}
 	assert.Equal(t, fromFile.Units(), fromCompare.Units())
 	assert.InDelta(t, 35123e-9, fromCompare.Value("X", "sec/op", "a", 1), 1e-15, "testing prints ns/op of 35123.456 as 35123")
-	assert.InDelta(t, 35.06e-3, fromCompare.Value("X", "cpu-sec/op", "a", 1), 1e-5, "the process CPU per step")
+	assert.InDelta(t, 35.06e-3, fromCompare.Value("X", "cpu-sec/op", "a", 1), 1e-5, "the step's own CPU plus its open's threads' per step")
 }

@@ -190,6 +190,10 @@ type runner struct {
 	// calibration block).
 	phases phaseReadings
 	host   *hostRun
+	// openTIDs are the threads the step's open created (read before and
+	// after it, sorted); cpu-ns/op counts them with the loop thread
+	// (cpuScope). Nil when the thread lists could not be read.
+	openTIDs []int
 	// spec is the gap spec the sequence was drawn from; wallStart and
 	// loopStartNs are when the timed loop started, for the trace.
 	spec        gap.Spec

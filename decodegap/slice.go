@@ -5,10 +5,8 @@ import (
 	"fmt"
 	"math"
 	"runtime/debug"
-	"slices"
 
 	"github.com/gapbench/gapbench/decodegap/internal/gap"
-	"github.com/gapbench/gapbench/hostmon"
 )
 
 // maxSlices is the most turns one arm may take in a sliced round: each
@@ -94,6 +92,7 @@ func measureSliced(s *settings, n, slice int, arms []Arm, order []int, h *hostRu
 		}
 		if h != nil {
 			r.phases[phaseSetup] = h.tids()
+			r.openTIDs = openedTIDs(r.phases[phaseBefore], r.phases[phaseSetup])
 		}
 		ins[a] = &slicedArm{r: r, step: step}
 	}
@@ -211,38 +210,12 @@ func (r *runner) foreignUser(i, fi, li int) float64 {
 
 // armCPU sets a sliced round's process CPU time over the span to the
 // arm's own: its loop thread's over its turns (c.thread) plus, over the
-// whole span, the threads its open created (before: the threads there
-// before it opened; setup: after). The process's clock would count every
-// other open instance's threads too: a spinning pool still spins into the
-// next arm's turn. Without the thread readings it leaves c as it is.
-func armCPU(c *counterSpan, before, setup []int) {
-	if !c.ok || !c.thread.ok || c.first.host == nil || c.last.host == nil {
-		return
+// whole span, the threads its open created (c.pool). The process's clock
+// would count every other open instance's threads too: a spinning pool
+// still spins into the next arm's turn. Without the thread readings it
+// leaves c as it is.
+func armCPU(c *counterSpan) {
+	if c.ok && c.thread.ok && c.pool.ok {
+		c.cpuNs = c.thread.cpuNs + c.pool.ns
 	}
-	first, last := c.first.host.Tasks(), c.last.host.Tasks()
-	if first == nil || last == nil {
-		return
-	}
-	c.cpuNs = c.thread.cpuNs + poolCPU(before, setup, first, last)
-}
-
-// poolCPU returns the CPU time between the task readings first and last
-// of the threads in setup but not in before (both sorted), in ns.
-func poolCPU(before, setup []int, first, last []hostmon.Task) int64 {
-	var ns int64
-	for _, t := range last {
-		if _, pre := slices.BinarySearch(before, t.TID); pre {
-			continue
-		}
-		if _, own := slices.BinarySearch(setup, t.TID); !own {
-			continue
-		}
-		cpu := t.OnCPUNanoseconds
-		k, found := slices.BinarySearchFunc(first, t.TID, func(a hostmon.Task, tid int) int { return a.TID - tid })
-		if found {
-			cpu -= min(first[k].OnCPUNanoseconds, cpu)
-		}
-		ns += int64(cpu)
-	}
-	return ns
 }

@@ -169,6 +169,9 @@ func TestPoolCPUCountsOnlyTheThreadsTheArmsOpenCreated(t *testing.T) {
 	first := []hostmon.Task{{TID: 10, OnCPUNanoseconds: 100}, {TID: 11, OnCPUNanoseconds: 5000}, {TID: 20, OnCPUNanoseconds: 300}}
 	last := []hostmon.Task{{TID: 10, OnCPUNanoseconds: 900}, {TID: 11, OnCPUNanoseconds: 95000}, {TID: 20, OnCPUNanoseconds: 1300}, {TID: 21, OnCPUNanoseconds: 40}, {TID: 30, OnCPUNanoseconds: 7}}
 	// 20 ran 1000 ns, 21 (born after first) 40; 10, 11 and 30 are not the arm's.
-	assert.Equal(t, int64(1040), poolCPU(before, setup, first, last))
-	assert.Equal(t, int64(0), poolCPU(setup, setup, first, last), "an open that started no thread")
+	assert.Equal(t, poolSpan{ok: true, ns: 1040, threads: 2}, poolBetween(openedTIDs(before, setup), first, last))
+	assert.Equal(t, poolSpan{ok: true}, poolBetween(openedTIDs(setup, setup), first, last), "an open that started no thread: a true zero")
+	gone := []hostmon.Task{{TID: 10, OnCPUNanoseconds: 900}, {TID: 11, OnCPUNanoseconds: 95000}, {TID: 21, OnCPUNanoseconds: 40}}
+	assert.False(t, poolBetween(openedTIDs(before, setup), first, gone).ok, "20 ended within the span: its time is lost, the figure unavailable")
+	assert.False(t, poolBetween(nil, first, last).ok, "the thread lists at the open unread")
 }
