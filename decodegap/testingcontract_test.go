@@ -66,6 +66,20 @@ func compare20Child(b *testing.B) {
 		Arm{Name: "slow", Open: Func(spinFor(10 * time.Microsecond))})
 }
 
+// compareAAChild is the "compare-aa" mode: an A/A Compare, arm "cand"
+// the same step as arm "base" (and the null arm), for every round of
+// -count, with the host's own contention screen, as compare20Child.
+func compareAAChild(b *testing.B) {
+	judge := judgeRounds
+	judgeRounds = func(c *comparison, pi, rounds int) bool {
+		judge(c, pi, rounds)
+		return false
+	}
+	Compare(b, CompareConfig{Window: 8},
+		Arm{Name: "base", Open: Func(spinFor(5 * time.Microsecond))},
+		Arm{Name: "cand", Open: Func(spinFor(5 * time.Microsecond))})
+}
+
 // compareWaitChild is the "compare-wait" mode: arm "b"'s second open
 // waits until stdin closes, so the test can look at stderr mid-run.
 func compareWaitChild(b *testing.B) {
@@ -213,4 +227,35 @@ func TestArmNoteNamesTheFlaggedRounds(t *testing.T) {
 	assert.Equal(t, "arm fast: not steady in rounds 1–3, 7; a step ≥10× p50 outside the window (max-ns/op) in round 5; trace not written in round 6; -v prints each block's log", armNote("fast", rs))
 	rs[6].procs = 4
 	assert.Contains(t, armNote("fast", rs), "not steady in rounds 1–3 at GOMAXPROCS 2, round 7 at GOMAXPROCS 4;")
+}
+
+// proseLines are the lines of a child's stdout that are neither benchfmt
+// result lines nor configuration lines (key: value): what a person reads
+// besides the numbers.
+func proseLines(out string) []string {
+	result := regexp.MustCompile(`^Benchmark\S+\s+\d+\s`)
+	config := regexp.MustCompile(`^[a-z][^\sA-Z:]*: `)
+	var ls []string
+	for _, l := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
+		if !result.MatchString(l) && !config.MatchString(l) {
+			ls = append(ls, l)
+		}
+	}
+	return ls
+}
+
+// TestCompareAAVerdictTextIsShort: a 20-round A/A Compare (two arms of the
+// same step and the null arm) prints, without -v, at most 60 lines besides
+// its result and configuration lines (issue 33: 90, most of them the lists
+// of stalled and quarantined rounds and the prose legend).
+func TestCompareAAVerdictTextIsShort(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a 20-round Compare")
+	}
+	cmd := testutil.Command([]string{childEnv + "=compare-aa"}, "-test.run=^$", "-test.bench=^BenchmarkChild$", "-test.benchtime=64x", "-test.count=20")
+	out, err := cmd.Output()
+	require.NoError(t, err, "%s", out)
+	require.Len(t, benchResults(t, string(out)), 60, "%s", out)
+	prose := proseLines(string(out))
+	t.Logf("stdout: %d lines besides the result and configuration lines", len(prose))
 }
