@@ -252,10 +252,39 @@ func TestCompareAAVerdictTextIsShort(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs a 20-round Compare")
 	}
-	cmd := testutil.Command([]string{childEnv + "=compare-aa"}, "-test.run=^$", "-test.bench=^BenchmarkChild$", "-test.benchtime=64x", "-test.count=20")
-	out, err := cmd.Output()
-	require.NoError(t, err, "%s", out)
-	require.Len(t, benchResults(t, string(out)), 60, "%s", out)
-	prose := proseLines(string(out))
+	run := func(args ...string) string {
+		cmd := testutil.Command([]string{childEnv + "=compare-aa"}, append([]string{"-test.run=^$", "-test.bench=^BenchmarkChild$", "-test.benchtime=64x", "-test.count=20"}, args...)...)
+		out, err := cmd.Output()
+		require.NoError(t, err, "%s", out)
+		require.Len(t, benchResults(t, string(out)), 60, "%s", out)
+		return string(out)
+	}
+	out := run()
+	prose := proseLines(out)
 	t.Logf("stdout: %d lines besides the result and configuration lines", len(prose))
+	assert.LessOrEqual(t, len(prose), 60, "%s", strings.Join(prose, "\n"))
+	// The lists are counted, one line each, and the legend is short.
+	assert.NotContains(t, out, "stalled rounds of ")
+	assert.NotContains(t, out, "quarantined rounds of ")
+	flat := strings.Join(strings.Fields(out), " ")
+	assert.NotContains(t, flat, "two one-sided tests")
+	assert.NotContains(t, flat, "under Holm's procedure")
+	assert.LessOrEqual(t, strings.Count(out, "    stalled rounds ("), 1)
+	assert.LessOrEqual(t, strings.Count(out, "    quarantined rounds ("), 1)
+	assert.Equal(t, quarantinedInTable(out) > 0, strings.Contains(out, "    quarantined rounds (the +Nq of the rounds column"), "the count line when the table shows +Nq:\n%s", out)
+
+	// With -v the lists are written in full.
+	verbose := run("-test.v")
+	sum := verbose[strings.Index(verbose, "--- decodegap.Compare: "):]
+	assert.NotContains(t, sum, "-v lists them")
+	assert.Equal(t, quarantinedInTable(sum) > 0, strings.Contains(sum, "quarantined rounds of "), "the full list when the table shows +Nq:\n%s", sum)
+	if regexp.MustCompile(`(?m)^ +\S.*sec/op +equivalent `).MatchString(sum) {
+		assert.Contains(t, strings.Join(strings.Fields(sum), " "), "two one-sided tests", sum)
+	}
+}
+
+// quarantinedInTable is the number of verdict rows whose rounds column
+// shows quarantined rounds (+Nq).
+func quarantinedInTable(out string) int {
+	return len(regexp.MustCompile(`(?m)^ +\S.* \d+\+\d+q +`).FindAllString(out, -1))
 }
