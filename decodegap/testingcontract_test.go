@@ -164,52 +164,6 @@ func TestParseCPUAndBenchtime(t *testing.T) {
 	}
 }
 
-// TestCompareIsQuietWithoutVerbose: a 20-round Compare of two arms prints,
-// on stdout without -v, its result lines, at most one note line per arm
-// and the summary: no block's log (issue 23: 638 lines, 387 of them over
-// 160 characters). With -v every block's log is back.
-func TestCompareIsQuietWithoutVerbose(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs a 20-round Compare twice")
-	}
-	run := func(args ...string) string {
-		cmd := testutil.Command([]string{childEnv + "=compare-20"}, append([]string{"-test.run=^$", "-test.bench=^BenchmarkChild$", "-test.benchtime=64x", "-test.count=20"}, args...)...)
-		out, err := cmd.Output()
-		require.NoError(t, err, "%s", out)
-		return string(out)
-	}
-	out := run()
-	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
-	results := len(benchResults(t, out))
-	require.Equal(t, 60, results, out)
-	long := 0
-	for _, l := range lines {
-		// The result lines are benchfmt's; the order line is the summary's
-		// (compare.go), one word per block.
-		if len(l) > 160 && !strings.HasPrefix(l, "BenchmarkChild/") && !strings.HasPrefix(l, "    order at ") && !strings.Contains(l, "-v prints each block's log") {
-			long++
-		}
-	}
-	assert.Zero(t, long, "no long log line:\n%s", out)
-	assert.NotContains(t, out, "steady state: ")
-	assert.LessOrEqual(t, strings.Count(out, "-v prints each block's log"), 3, "one note per arm at the most")
-	// The verdict table holds the null arm's A/A rows, and a line per
-	// quarantined round, as many as the host's weather made: those are
-	// not counted.
-	other := 0
-	for _, l := range lines {
-		if !strings.HasPrefix(l, "BenchmarkChild/") && !strings.HasPrefix(l, "          round ") && !strings.HasPrefix(l, "      round ") {
-			other++
-		}
-	}
-	assert.LessOrEqual(t, other, 45, "besides the 60 result lines and the quarantined rounds:\n%s", out)
-	t.Logf("stdout: %d lines, %d of them result lines", len(lines), results)
-
-	verbose := run("-test.v")
-	assert.Contains(t, verbose, "round 20 of 20 at GOMAXPROCS")
-	assert.Contains(t, verbose, "steady state: ")
-}
-
 // TestArmNoteNamesTheFlaggedRounds: the one line an arm prints without -v
 // names each flag with its rounds, and is empty when nothing was flagged.
 func TestArmNoteNamesTheFlaggedRounds(t *testing.T) {
@@ -244,13 +198,16 @@ func proseLines(out string) []string {
 	return ls
 }
 
-// TestCompareAAVerdictTextIsShort: a 20-round A/A Compare (two arms of the
-// same step and the null arm) prints, without -v, at most 60 lines besides
-// its result and configuration lines (issue 33: 90, most of them the lists
-// of stalled and quarantined rounds and the prose legend).
-func TestCompareAAVerdictTextIsShort(t *testing.T) {
+// TestCompareIsQuietWithoutVerbose: a 20-round A/A Compare (two arms of
+// the same step and the null arm) prints, on stdout without -v, its result
+// lines, at most one note line per arm and the summary: no block's log
+// (issue 23: 638 lines, 387 of them over 160 characters), and at most 60
+// lines besides its result and configuration lines (issue 33: 90, most of
+// them the lists of stalled and quarantined rounds and the prose legend).
+// With -v every block's log is back, and the lists in full.
+func TestCompareIsQuietWithoutVerbose(t *testing.T) {
 	if testing.Short() {
-		t.Skip("runs a 20-round Compare")
+		t.Skip("runs a 20-round Compare twice")
 	}
 	run := func(args ...string) string {
 		cmd := testutil.Command([]string{childEnv + "=compare-aa"}, append([]string{"-test.run=^$", "-test.bench=^BenchmarkChild$", "-test.benchtime=64x", "-test.count=20"}, args...)...)
@@ -260,6 +217,18 @@ func TestCompareAAVerdictTextIsShort(t *testing.T) {
 		return string(out)
 	}
 	out := run()
+	long := 0
+	for _, l := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
+		// The result lines are benchfmt's; the order line is the summary's
+		// (compare.go), one word per block.
+		if len(l) > 160 && !strings.HasPrefix(l, "BenchmarkChild/") && !strings.HasPrefix(l, "    order at ") && !strings.Contains(l, "-v prints each block's log") {
+			long++
+		}
+	}
+	assert.Zero(t, long, "no long log line:\n%s", out)
+	assert.NotContains(t, out, "steady state: ")
+	assert.LessOrEqual(t, strings.Count(out, "-v prints each block's log"), 3, "one note per arm at the most")
+
 	prose := proseLines(out)
 	t.Logf("stdout: %d lines besides the result and configuration lines", len(prose))
 	assert.LessOrEqual(t, len(prose), 60, "%s", strings.Join(prose, "\n"))
@@ -273,8 +242,9 @@ func TestCompareAAVerdictTextIsShort(t *testing.T) {
 	assert.LessOrEqual(t, strings.Count(out, "    quarantined rounds ("), 1)
 	assert.Equal(t, quarantinedInTable(out) > 0, strings.Contains(out, "    quarantined rounds (the +Nq of the rounds column"), "the count line when the table shows +Nq:\n%s", out)
 
-	// With -v the lists are written in full.
 	verbose := run("-test.v")
+	assert.Contains(t, verbose, "round 20 of 20 at GOMAXPROCS")
+	assert.Contains(t, verbose, "steady state: ")
 	sum := verbose[strings.Index(verbose, "--- decodegap.Compare: "):]
 	assert.NotContains(t, sum, "-v lists them")
 	assert.Equal(t, quarantinedInTable(sum) > 0, strings.Contains(sum, "quarantined rounds of "), "the full list when the table shows +Nq:\n%s", sum)
