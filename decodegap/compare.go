@@ -66,7 +66,9 @@ const NullArm = "null"
 // (sequential, with -count the most rounds; rounds whose arms met
 // different weather or held a stall offered to the quarantine); the null
 // arm's own rows against the first arm are printed as the A/A check. The
-// order and the verdict table are printed after the arms' lines. With one
+// order and the verdict table are printed after the arms' lines (without
+// -v the stalled and quarantined rounds counted, one line each; -v lists
+// them). With one
 // -cpu value Compare stops once every verdict is decided or
 // CompareConfig.TimeBudget is spent, and each arm then prints one line per
 // round run; with several, every value gets the rounds the first ran.

@@ -52,6 +52,8 @@ func BenchmarkChild(b *testing.B) {
 		compareSeqChild(b)
 	case "compare-20":
 		compare20Child(b)
+	case "compare-aa":
+		compareAAChild(b)
 	case "compare-wait":
 		compareWaitChild(b)
 	case "compare-fail":

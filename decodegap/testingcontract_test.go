@@ -66,6 +66,20 @@ func compare20Child(b *testing.B) {
 		Arm{Name: "slow", Open: Func(spinFor(10 * time.Microsecond))})
 }
 
+// compareAAChild is the "compare-aa" mode: an A/A Compare, arm "cand"
+// the same step as arm "base" (and the null arm), for every round of
+// -count, with the host's own contention screen, as compare20Child.
+func compareAAChild(b *testing.B) {
+	judge := judgeRounds
+	judgeRounds = func(c *comparison, pi, rounds int) bool {
+		judge(c, pi, rounds)
+		return false
+	}
+	Compare(b, CompareConfig{Window: 8},
+		Arm{Name: "base", Open: Func(spinFor(5 * time.Microsecond))},
+		Arm{Name: "cand", Open: Func(spinFor(5 * time.Microsecond))})
+}
+
 // compareWaitChild is the "compare-wait" mode: arm "b"'s second open
 // waits until stdin closes, so the test can look at stderr mid-run.
 func compareWaitChild(b *testing.B) {
@@ -150,52 +164,6 @@ func TestParseCPUAndBenchtime(t *testing.T) {
 	}
 }
 
-// TestCompareIsQuietWithoutVerbose: a 20-round Compare of two arms prints,
-// on stdout without -v, its result lines, at most one note line per arm
-// and the summary: no block's log (issue 23: 638 lines, 387 of them over
-// 160 characters). With -v every block's log is back.
-func TestCompareIsQuietWithoutVerbose(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs a 20-round Compare twice")
-	}
-	run := func(args ...string) string {
-		cmd := testutil.Command([]string{childEnv + "=compare-20"}, append([]string{"-test.run=^$", "-test.bench=^BenchmarkChild$", "-test.benchtime=64x", "-test.count=20"}, args...)...)
-		out, err := cmd.Output()
-		require.NoError(t, err, "%s", out)
-		return string(out)
-	}
-	out := run()
-	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
-	results := len(benchResults(t, out))
-	require.Equal(t, 60, results, out)
-	long := 0
-	for _, l := range lines {
-		// The result lines are benchfmt's; the order line is the summary's
-		// (compare.go), one word per block.
-		if len(l) > 160 && !strings.HasPrefix(l, "BenchmarkChild/") && !strings.HasPrefix(l, "    order at ") && !strings.Contains(l, "-v prints each block's log") {
-			long++
-		}
-	}
-	assert.Zero(t, long, "no long log line:\n%s", out)
-	assert.NotContains(t, out, "steady state: ")
-	assert.LessOrEqual(t, strings.Count(out, "-v prints each block's log"), 3, "one note per arm at the most")
-	// The verdict table holds the null arm's A/A rows, and a line per
-	// quarantined round, as many as the host's weather made: those are
-	// not counted.
-	other := 0
-	for _, l := range lines {
-		if !strings.HasPrefix(l, "BenchmarkChild/") && !strings.HasPrefix(l, "          round ") && !strings.HasPrefix(l, "      round ") {
-			other++
-		}
-	}
-	assert.LessOrEqual(t, other, 45, "besides the 60 result lines and the quarantined rounds:\n%s", out)
-	t.Logf("stdout: %d lines, %d of them result lines", len(lines), results)
-
-	verbose := run("-test.v")
-	assert.Contains(t, verbose, "round 20 of 20 at GOMAXPROCS")
-	assert.Contains(t, verbose, "steady state: ")
-}
-
 // TestArmNoteNamesTheFlaggedRounds: the one line an arm prints without -v
 // names each flag with its rounds, and is empty when nothing was flagged.
 func TestArmNoteNamesTheFlaggedRounds(t *testing.T) {
@@ -213,4 +181,80 @@ func TestArmNoteNamesTheFlaggedRounds(t *testing.T) {
 	assert.Equal(t, "arm fast: not steady in rounds 1–3, 7; a step ≥10× p50 outside the window (max-ns/op) in round 5; trace not written in round 6; -v prints each block's log", armNote("fast", rs))
 	rs[6].procs = 4
 	assert.Contains(t, armNote("fast", rs), "not steady in rounds 1–3 at GOMAXPROCS 2, round 7 at GOMAXPROCS 4;")
+}
+
+// proseLines are the lines of a child's stdout that are neither benchfmt
+// result lines nor configuration lines (key: value): what a person reads
+// besides the numbers.
+func proseLines(out string) []string {
+	result := regexp.MustCompile(`^Benchmark\S+\s+\d+\s`)
+	config := regexp.MustCompile(`^[a-z][^\sA-Z:]*: `)
+	var ls []string
+	for _, l := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
+		if !result.MatchString(l) && !config.MatchString(l) {
+			ls = append(ls, l)
+		}
+	}
+	return ls
+}
+
+// TestCompareIsQuietWithoutVerbose: a 20-round A/A Compare (two arms of
+// the same step and the null arm) prints, on stdout without -v, its result
+// lines, at most one note line per arm and the summary: no block's log
+// (issue 23: 638 lines, 387 of them over 160 characters), and at most 60
+// lines besides its result and configuration lines (issue 33: 90, most of
+// them the lists of stalled and quarantined rounds and the prose legend).
+// With -v every block's log is back, and the lists in full.
+func TestCompareIsQuietWithoutVerbose(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a 20-round Compare twice")
+	}
+	run := func(args ...string) string {
+		cmd := testutil.Command([]string{childEnv + "=compare-aa"}, append([]string{"-test.run=^$", "-test.bench=^BenchmarkChild$", "-test.benchtime=64x", "-test.count=20"}, args...)...)
+		out, err := cmd.Output()
+		require.NoError(t, err, "%s", out)
+		require.Len(t, benchResults(t, string(out)), 60, "%s", out)
+		return string(out)
+	}
+	out := run()
+	long := 0
+	for _, l := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
+		// The result lines are benchfmt's; the order line is the summary's
+		// (compare.go), one word per block.
+		if len(l) > 160 && !strings.HasPrefix(l, "BenchmarkChild/") && !strings.HasPrefix(l, "    order at ") && !strings.Contains(l, "-v prints each block's log") {
+			long++
+		}
+	}
+	assert.Zero(t, long, "no long log line:\n%s", out)
+	assert.NotContains(t, out, "steady state: ")
+	assert.LessOrEqual(t, strings.Count(out, "-v prints each block's log"), 3, "one note per arm at the most")
+
+	prose := proseLines(out)
+	t.Logf("stdout: %d lines besides the result and configuration lines", len(prose))
+	assert.LessOrEqual(t, len(prose), 60, "%s", strings.Join(prose, "\n"))
+	// The lists are counted, one line each, and the legend is short.
+	assert.NotContains(t, out, "stalled rounds of ")
+	assert.NotContains(t, out, "quarantined rounds of ")
+	flat := strings.Join(strings.Fields(out), " ")
+	assert.NotContains(t, flat, "two one-sided tests")
+	assert.NotContains(t, flat, "under Holm's procedure")
+	assert.LessOrEqual(t, strings.Count(out, "    stalled rounds ("), 1)
+	assert.LessOrEqual(t, strings.Count(out, "    quarantined rounds ("), 1)
+	assert.Equal(t, quarantinedInTable(out) > 0, strings.Contains(out, "    quarantined rounds (the +Nq of the rounds column"), "the count line when the table shows +Nq:\n%s", out)
+
+	verbose := run("-test.v")
+	assert.Contains(t, verbose, "round 20 of 20 at GOMAXPROCS")
+	assert.Contains(t, verbose, "steady state: ")
+	sum := verbose[strings.Index(verbose, "--- decodegap.Compare: "):]
+	assert.NotContains(t, sum, "-v lists them")
+	assert.Equal(t, quarantinedInTable(sum) > 0, strings.Contains(sum, "quarantined rounds of "), "the full list when the table shows +Nq:\n%s", sum)
+	if regexp.MustCompile(`(?m)^ +\S.*sec/op +equivalent `).MatchString(sum) {
+		assert.Contains(t, strings.Join(strings.Fields(sum), " "), "two one-sided tests", sum)
+	}
+}
+
+// quarantinedInTable is the number of verdict rows whose rounds column
+// shows quarantined rounds (+Nq).
+func quarantinedInTable(out string) int {
+	return len(regexp.MustCompile(`(?m)^ +\S.* \d+\+\d+q +`).FindAllString(out, -1))
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"testing"
 
 	"golang.org/x/perf/benchfmt"
 
@@ -154,6 +155,9 @@ func (c *comparison) summary() *compareSummary {
 		names := verdicttext.Names{Base: c.arms[0].Name, Null: NullArm, Rounds: "-count",
 			Delta: "CompareConfig.Verdict.Delta", MaxQuarantined: "CompareConfig.Verdict.MaxQuarantined",
 			Family: "every arm's metrics (the median step weighing twice the others)"}
+		if !testing.Verbose() {
+			names.Brief = "-v" // the lists and the legend in full with -v
+		}
 		if err := verdicttext.WriteRows(&t, c.rows[pi], names); err != nil {
 			lines = append(lines, fmt.Sprintf("verdicts: %v", err))
 		}

@@ -39,8 +39,16 @@ func notes(rows []Row, n Names) []string {
 	}
 	if eq := equivalentRows(rows); len(eq) > 0 {
 		v := eq[0].Verdict
-		lines = append(lines, fmt.Sprintf("equivalent (%s): the %s interval marked (%s) lies inside ±%s: two one-sided tests, each at %s, rule out a change beyond the margin.",
-			labels(eq), pct0(1-2*(1-v.EqConfidence)), pct0(1-2*(1-v.EqConfidence)), pct(v.Delta), pct0(1-v.EqConfidence)))
+		if n.Brief != "" {
+			margin := ""
+			if n.Delta != "" {
+				margin = " (" + n.Delta + ")"
+			}
+			lines = append(lines, fmt.Sprintf("equivalent (%s): the %s interval lies inside ±%s%s.", labels(eq), pct0(1-2*(1-v.EqConfidence)), pct(v.Delta), margin))
+		} else {
+			lines = append(lines, fmt.Sprintf("equivalent (%s): the %s interval marked (%s) lies inside ±%s: two one-sided tests, each at %s, rule out a change beyond the margin.",
+				labels(eq), pct0(1-2*(1-v.EqConfidence)), pct0(1-2*(1-v.EqConfidence)), pct(v.Delta), pct0(1-v.EqConfidence)))
+		}
 	}
 	if f := familyLine(rows, n); f != "" {
 		lines = append(lines, f)
@@ -137,7 +145,7 @@ func reasonText(x nullband.Reason, rows []Row, n Names) string {
 		if n.MaxQuarantined != "" {
 			s += " (" + n.MaxQuarantined + ")"
 		}
-		return s + ": the host was too unsettled; see the rounds listed below."
+		return s + ": the host was too unsettled; see the quarantined rounds below."
 	case nullband.WithinDelta:
 		for _, r := range rows {
 			list = append(list, fmt.Sprintf("%s %s", label(r), signed(r.Verdict.Ratio)))

@@ -91,6 +91,11 @@ type Names struct {
 	// family" ("each arm's metrics"); the line that states the
 	// family-wise rate uses it.
 	Family string
+	// Brief, when set, names the flag that writes everything in full
+	// ("-v"): what equivalent and the family-wise rate mean is then said
+	// in one short line each, and the stalled and the quarantined rounds
+	// in one line each with counts, naming Brief. Empty writes it all.
+	Brief string
 }
 
 // MaxListed is the most quarantined rounds listed per row.
@@ -148,6 +153,12 @@ func Write(w io.Writer, rows []Row, n Names) error {
 	var b strings.Builder
 	for _, line := range notes(rows, n) {
 		b.WriteString(wrap(line, Width))
+	}
+	if n.Brief != "" {
+		b.WriteString(briefStalls(rows, n.Brief))
+		b.WriteString(briefQuarantine(rows, n.Brief))
+		_, err := io.WriteString(w, b.String())
+		return err
 	}
 	b.WriteString(stallLines(rows))
 	for _, r := range rows {
@@ -238,6 +249,9 @@ func familyLine(rows []Row, n Names) string {
 		return ""
 	}
 	v := fam[0].Verdict
+	if n.Brief != "" {
+		return fmt.Sprintf("false alarms: at most %s over each family of %d rows (Holm's procedure).", pct0(v.FamilyAlpha), v.FamilySize)
+	}
 	what := n.Family
 	if what == "" {
 		what = "the rows judged together"

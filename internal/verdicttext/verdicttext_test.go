@@ -156,7 +156,7 @@ func TestOtherReasonsWords(t *testing.T) {
 	assert.Regexp(t, `^noisy +ns/op +undecided +1\.010 +∞ +MDE ∞ +4\+6q +~ p=0\.500$`, lines[2])
 	assert.Regexp(t, `^seq +ns/op +undecided +1\.010 +0\.990–1\.030 +MDE 3\.1% +12 +~ p=0\.500$`, lines[3])
 	flat := strings.Join(strings.Fields(out), " ")
-	assert.Contains(t, flat, "undecided: too many rounds quarantined (noisy ns/op: 6 of 10), more than the cap (-max-quarantined): the host was too unsettled; see the rounds listed below.")
+	assert.Contains(t, flat, "undecided: too many rounds quarantined (noisy ns/op: 6 of 10), more than the cap (-max-quarantined): the host was too unsettled; see the quarantined rounds below.")
 	assert.Contains(t, flat, "real but small: small ns/op +0.4%; the whole interval lies within ±2.0%, the equivalence margin.")
 	assert.Contains(t, flat, "no null arm (small ns/op): whether the arms shared the host's conditions was not checked.")
 	assert.Contains(t, flat, "stopped before deciding (seq ns/op: 12 rounds), below the cap -max-rounds.")
@@ -237,4 +237,82 @@ func TestWriteRowsStallsAndRelief(t *testing.T) {
 	assert.Equal(t, "more CPU", Outcome(nullband.Slower, "cpu-sec/op"))
 	assert.Equal(t, "slower", Outcome(nullband.Slower, "p50-sec/op"))
 	assert.Equal(t, "equivalent", Outcome(nullband.Equivalent, "cpu-sec/op"))
+}
+
+// With Names.Brief the legend is one short line each, and the stalled and
+// quarantined rounds one line each with counts, naming the flag that
+// lists them; without it every list is written in full.
+func TestBrief(t *testing.T) {
+	s := synth(8, 12, 0.01, 1.0)
+	s.Candidate[5] *= 3 // one wild block: quarantined as extreme
+	v := judge(t, s)
+	require.Equal(t, 2, v.Quarantined)
+	require.Equal(t, []nullband.Cause{nullband.Extreme, nullband.Extreme}, causes(v))
+	same := judge(t, synth(3, 20, 0.004, 1.0))
+	require.Equal(t, nullband.Equivalent, same.Outcome)
+	require.Zero(t, same.Quarantined)
+	rows := []report.Row{
+		{Arm: "new", Unit: "sec/op", Verdict: v, Stalled: []int{3, 6}},
+		{Arm: "new", Unit: "p50-sec/op", Verdict: v, Stalled: []int{3, 6}},
+		{Arm: "null", Unit: "sec/op", Kind: report.NullCheck, Verdict: same, Stalled: []int{6}},
+	}
+	n := names
+	n.Brief = "-v"
+	var b bytes.Buffer
+	require.NoError(t, WriteRows(&b, rows, n))
+	out := b.String()
+	flat := strings.Join(strings.Fields(out), " ")
+	assert.Contains(t, flat, "equivalent (new sec/op, new p50-sec/op, null sec/op): the 90% interval lies inside ±2.0% (-delta).")
+	assert.Contains(t, flat, "stalled rounds (a step of 10× the median or more in some arm's block): 2 of 12 for new, 1 of 20 for null; -v lists them.")
+	assert.Contains(t, flat, "quarantined rounds (the +Nq of the rounds column, left out of the test): 4 in 2 rows: 4 extreme (the arms spread past the row's limit); -v lists them with their values.")
+	assert.NotContains(t, out, "stalled rounds of")
+	assert.NotContains(t, out, "quarantined rounds of")
+	assert.NotContains(t, flat, "two one-sided tests")
+	for _, line := range strings.Split(out, "\n") {
+		assert.LessOrEqual(t, len([]rune(line)), Width, line)
+	}
+
+	// An arm whose rows stalled in different rounds is counted row by row.
+	rows[1].Stalled = []int{3}
+	b.Reset()
+	require.NoError(t, WriteRows(&b, rows, n))
+	assert.Contains(t, strings.Join(strings.Fields(b.String()), " "), "): 2 of 12 for new sec/op, 1 of 12 for new p50-sec/op, 1 of 20 for null; -v lists them.")
+
+	// Nothing stalled or quarantined: no count line.
+	b.Reset()
+	require.NoError(t, WriteRows(&b, []report.Row{{Arm: "null", Unit: "sec/op", Kind: report.NullCheck, Verdict: same}}, n))
+	assert.NotContains(t, b.String(), "stalled rounds")
+	assert.NotContains(t, b.String(), "quarantined rounds")
+
+	// Without Brief: the lists and the legend in full.
+	b.Reset()
+	require.NoError(t, WriteRows(&b, rows, names))
+	full := strings.Join(strings.Fields(b.String()), " ")
+	assert.Contains(t, full, "stalled rounds of new sec/op (a step of 10× the median")
+	assert.Contains(t, full, "quarantined rounds of new sec/op (left out of the test): round 2: ")
+	assert.Contains(t, full, "two one-sided tests")
+	assert.NotContains(t, full, "-v lists")
+}
+
+// The family line is one short line with Names.Brief.
+func TestBriefFamily(t *testing.T) {
+	f, err := nullband.JudgeFamily([]nullband.Samples{synth(1, 20, 0.005, 1.05), synth(2, 20, 0.002, 1)}, nullband.Options{})
+	require.NoError(t, err)
+	n := names
+	n.Brief, n.Family = "-v", "each arm's metrics"
+	var b bytes.Buffer
+	require.NoError(t, Write(&b, []Row{{Arm: "new", Metric: "sec/op", Verdict: f.Verdicts[0]}, {Arm: "new", Metric: "p50-sec/op", Verdict: f.Verdicts[1]}}, n))
+	assert.Contains(t, b.String(), "\nfalse alarms: at most 5% over each family of 2 rows (Holm's procedure).\n")
+	assert.NotContains(t, b.String(), "each arm's metrics form one family")
+}
+
+// causes are the causes of v's quarantined rounds.
+func causes(v nullband.Verdict) []nullband.Cause {
+	var c []nullband.Cause
+	for _, r := range v.Rounds {
+		if r.Quarantined {
+			c = append(c, r.Cause)
+		}
+	}
+	return c
 }
