@@ -98,6 +98,9 @@ func OpenDecoder(cfg DecoderConfig) (*Decoder, error) {
 	if err := Runnable(sig); err != nil {
 		return nil, err
 	}
+	if err := checkDimNames(sig, mc.Dims); err != nil {
+		return nil, fmt.Errorf("%s: %w", mc.Path, err)
+	}
 	if cfg.Prefill < 1 || cfg.MaxContext < cfg.Prefill {
 		return nil, fmt.Errorf("DecoderConfig.Prefill %d and MaxContext %d: want 1 ≤ Prefill ≤ MaxContext", cfg.Prefill, cfg.MaxContext)
 	}

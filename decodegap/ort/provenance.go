@@ -22,7 +22,9 @@ type KeyValue struct{ Key, Value string }
 // (every Dims and Shapes entry), fills (every input's, defaults marked
 // "(default:REASON)"), state (OUTPUT->INPUT pairs), context ("window=W
 // ..." for a KV cache kept at W tokens, "carried state, no window", or
-// "stateless") and batch. A figure that cannot be had reads
+// "stateless") and batch (the size the step runs at: "N" as set, "1
+// (default)" for a decoder's unset batch, "fixed by the graph" when no
+// input has a dynamic axis named batch). A figure that cannot be had reads
 // "unavailable (why)". Values hold no newline; write them before the
 // results (decodegap.ConfigLine).
 func (m *Model) Provenance() []KeyValue {
@@ -32,13 +34,33 @@ func (m *Model) Provenance() []KeyValue {
 	} else if len(m.pairs) > 0 {
 		context = "carried state, no window"
 	}
-	return provenance(m.cfg, m.pairs, m.defaults, context)
+	return provenance(m.cfg, m.pairs, m.defaults, context, modelBatch(m.sig))
+}
+
+// modelBatch returns the batch line of a Model: the resolved size of the
+// first input axis named batch or batch_size, or "fixed by the graph"
+// when no input has such a dynamic axis.
+func modelBatch(sig Signature) string {
+	for _, p := range sig.Inputs {
+		for a, d := range p.Dims {
+			if n := strings.ToLower(d); (n == "batch" || n == "batch_size") && a < len(p.Shape) && p.Shape[a] >= 0 {
+				return strconv.FormatInt(p.Shape[a], 10)
+			}
+		}
+	}
+	return "fixed by the graph"
 }
 
 // Provenance returns what the Decoder measures, as Model.Provenance does,
 // with context "decode prefill=P max=N".
 func (d *Decoder) Provenance() []KeyValue {
-	return provenance(d.cfg.Model, d.pairs, d.defs, fmt.Sprintf("decode prefill=%d max=%d", d.cfg.Prefill, d.cfg.MaxContext))
+	batch := strconv.FormatInt(d.batch, 10)
+	if _, set := d.cfg.Model.Dims["batch"]; !set {
+		if _, set = d.cfg.Model.Dims["batch_size"]; !set {
+			batch += " (default)"
+		}
+	}
+	return provenance(d.cfg.Model, d.pairs, d.defs, fmt.Sprintf("decode prefill=%d max=%d", d.cfg.Prefill, d.cfg.MaxContext), batch)
 }
 
 // Window returns the window of a KV cache the Model keeps at a constant
@@ -54,7 +76,7 @@ func (m *Model) Window() int64 {
 	return -1
 }
 
-func provenance(cfg ModelConfig, pairs []Pair, defaults []DefaultFill, context string) []KeyValue {
+func provenance(cfg ModelConfig, pairs []Pair, defaults []DefaultFill, context, batch string) []KeyValue {
 	sum, err := FileSHA256(cfg.Path)
 	if err != nil {
 		sum = "unavailable (" + oneLine(err.Error()) + ")"
@@ -84,12 +106,6 @@ func provenance(cfg ModelConfig, pairs []Pair, defaults []DefaultFill, context s
 	var st []string
 	for _, p := range pairs {
 		st = append(st, p.Output+"->"+p.Input)
-	}
-	batch := "unset"
-	for _, k := range []string{"batch", "batch_size"} {
-		if v, ok := cfg.Dims[k]; ok {
-			batch = strconv.FormatInt(v, 10)
-		}
 	}
 	return []KeyValue{
 		{"model", oneLine(strings.TrimSuffix(filepath.Base(cfg.Path), ".onnx"))},

@@ -37,6 +37,17 @@ func TestProvenance(t *testing.T) {
 			assert.Equal(t, "decode prefill=4 max=20", kv.Value)
 		}
 	}
+
+	// Unset, the decoder's batch is the 1 it runs at, and says so.
+	d2, err := OpenDecoder(DecoderConfig{Model: ModelConfig{Path: cfg.Path}, Prefill: 4, MaxContext: 20})
+	require.NoError(t, err)
+	defer d2.Close()
+	got = map[string]string{}
+	for _, kv := range d2.Provenance() {
+		got[kv.Key] = kv.Value
+	}
+	assert.Equal(t, "1 (default)", got["batch"], "never \"unset\": the size the step ran at")
+	assert.Equal(t, "fixed by the graph", modelBatch(Signature{Inputs: []Port{{Name: "input", Shape: []int64{1, 512}, Dims: []string{"", ""}}}}))
 	_, err = FileSHA256("/dev/zero")
 	assert.ErrorIs(t, err, ErrNotRegular)
 }
