@@ -486,6 +486,10 @@ func (d *Decoder) Token() error { return d.run(1) }
 // Token runs at.
 func (d *Decoder) Depth() int { return d.depth }
 
+// Batch returns the sequences a step runs side by side: ModelConfig.Dims'
+// batch (or batch_size), 1 when unset (decodegap.BatchDecoder).
+func (d *Decoder) Batch() int { return int(d.batch) }
+
 // Reset empties the cache; the next step starts from an empty context.
 func (d *Decoder) Reset() { d.depth = 0 }
 
