@@ -27,6 +27,16 @@ type Decoder interface {
 	Reset()
 }
 
+// BatchDecoder is a Decoder that runs Batch() sequences side by side:
+// one Token call adds a token to each. RunDecode then counts Batch()
+// tokens a step in tok/s, prompt-tok/s and tokens; a Decoder without the
+// method runs one sequence.
+type BatchDecoder interface {
+	Decoder
+	// Batch returns the number of sequences a step runs, ≥ 1.
+	Batch() int
+}
+
 // DecoderOpener opens a fresh, independent Decoder; close may be nil.
 type DecoderOpener func() (d Decoder, close func() error, err error)
 
@@ -54,7 +64,8 @@ type Decode struct {
 // (the time to first token) and Decode.Tokens tokens, each after the gap
 // of cfg.Gap (the prefill too: a request arriving). It reports, as
 // sub-benchmarks (one benchfmt line each, so that benchstat and the
-// verdicts judge each on its own):
+// verdicts judge each on its own; tok/s, prompt-tok/s and tokens count
+// every sequence of a BatchDecoder, steps × Batch()):
 //
 //	prefill=P/ttft          the prefill: ns/op (mean), p50-ns/op, p90-ns/op, prompt-tok/s
 //	prefill=P/ctx=A..B      the tokens at a context of A to B: ns/op, p50-ns/op,
@@ -120,6 +131,7 @@ func (d *Decode) check(cfg *RunConfig) error {
 type decodeRun struct {
 	d       *Decode
 	prefill int // the context after the prefill
+	batch   int // sequences a step runs (BatchDecoder), ≥ 1
 	ttft    []int64
 	lat     []int64
 	gaps    []int64
@@ -140,6 +152,12 @@ func measureDecode(cfg *RunConfig, d *Decode, dur time.Duration) (*decodeRun, er
 	}
 	if dec == nil {
 		return nil, fmt.Errorf("opening the decoder returned a nil Decoder")
+	}
+	batch := 1
+	if bd, ok := dec.(BatchDecoder); ok {
+		if batch = bd.Batch(); batch < 1 {
+			return nil, fmt.Errorf("the decoder's Batch() is %d: want 1 or more sequences a step", batch)
+		}
 	}
 	if cfg.Parity != nil {
 		if err := cfg.Parity(); err != nil {
@@ -171,7 +189,7 @@ func measureDecode(cfg *RunConfig, d *Decode, dur time.Duration) (*decodeRun, er
 			}
 		}
 	}
-	r := &decodeRun{d: d, gapSpec: GapSpec(cfg.Gap)}
+	r := &decodeRun{d: d, batch: batch, gapSpec: GapSpec(cfg.Gap)}
 	n := d.Generations * d.Tokens
 	r.lat, r.gaps, r.depth = make([]int64, 0, n), make([]int64, 0, n), make([]int32, 0, n)
 	start := gap.Now()
@@ -302,7 +320,7 @@ func (r *decodeRun) report(b *testing.B) {
 		sb.ReportMetric(tt.mean, "ns/op")
 		sb.ReportMetric(tt.p50, "p50-ns/op")
 		sb.ReportMetric(tt.p90, "p90-ns/op")
-		sb.ReportMetric(float64(r.prefill)*1e9/tt.mean, "prompt-tok/s")
+		sb.ReportMetric(float64(r.prefill*r.batch)*1e9/tt.mean, "prompt-tok/s")
 	}, nil)
 	var words []string
 	for k := range r.bounds {
@@ -311,24 +329,26 @@ func (r *decodeRun) report(b *testing.B) {
 			continue
 		}
 		s := statsOf(lat, gaps)
-		sub(b, prefix+name, tokenMetrics(s), nil)
+		sub(b, prefix+name, tokenMetrics(s, r.batch), nil)
 		words = append(words, fmt.Sprintf("%s p50 %s", name, fmtNs(s.p50)))
 	}
 	all := statsOf(r.lat, r.gaps)
-	sub(b, prefix+"ctx=all", tokenMetrics(all), func(sb *testing.B) {
+	sub(b, prefix+"ctx=all", tokenMetrics(all, r.batch), func(sb *testing.B) {
 		sb.Logf("decode: %d %s of a %d-token prompt (ttft p50 %s) and %d tokens; per-token latency by context: %s; %.1f tok/s over the tokens' own time",
-			len(r.ttft), plural(len(r.ttft), "generation", "generations"), r.prefill, fmtNs(tt.p50), r.d.Tokens, strings.Join(words, ", "), float64(all.n)*1e9/all.sumNs)
+			len(r.ttft), plural(len(r.ttft), "generation", "generations"), r.prefill, fmtNs(tt.p50), r.d.Tokens, strings.Join(words, ", "), float64(all.n*r.batch)*1e9/all.sumNs)
 	})
 }
 
-func tokenMetrics(s decodeStats) func(*testing.B) {
+// tokenMetrics reports a line's figures; a step adds batch tokens (one
+// per sequence), so tok/s and tokens count steps × batch.
+func tokenMetrics(s decodeStats, batch int) func(*testing.B) {
 	return func(sb *testing.B) {
 		sb.ReportMetric(s.mean, "ns/op")
 		sb.ReportMetric(s.p50, "p50-ns/op")
 		sb.ReportMetric(s.p90, "p90-ns/op")
 		sb.ReportMetric(s.gap, "gap-ns/op")
-		sb.ReportMetric(1e9/s.mean, "tok/s")
-		sb.ReportMetric(float64(s.n), "tokens")
+		sb.ReportMetric(float64(batch)*1e9/s.mean, "tok/s")
+		sb.ReportMetric(float64(s.n*batch), "tokens")
 	}
 }
 

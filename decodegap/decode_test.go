@@ -31,6 +31,11 @@ func (f *fakeDecoder) Token() error {
 func (f *fakeDecoder) Depth() int { return f.depth }
 func (f *fakeDecoder) Reset()     { f.depth = 0 }
 
+// batchDecoder is a fakeDecoder that runs two sequences a step.
+type batchDecoder struct{ fakeDecoder }
+
+func (b *batchDecoder) Batch() int { return 2 }
+
 // BenchmarkDecodeChild is run in a child process by TestRunDecode*.
 func BenchmarkDecodeChild(b *testing.B) {
 	mode := os.Getenv(childEnv)
@@ -41,6 +46,10 @@ func BenchmarkDecodeChild(b *testing.B) {
 	switch mode {
 	case "decode":
 		RunDecode(b, cfg, Decode{Open: open(0), Tokens: 16, Buckets: []int{4, 8, 16}})
+	case "decode-batch":
+		RunDecode(b, cfg, Decode{Open: func() (Decoder, func() error, error) {
+			return &batchDecoder{fakeDecoder{prompt: 4}}, nil, nil
+		}, Tokens: 16, Buckets: []int{4}})
 	case "decode-default":
 		RunDecode(b, cfg, Decode{Open: open(0), Tokens: 16})
 	case "decode-fail":
@@ -94,6 +103,27 @@ func TestRunDecodeReportsEachDepthBucket(t *testing.T) {
 	_, ok := ttft.Value("prompt-tok/s")
 	assert.True(t, ok)
 	assert.Contains(t, out, "decode: 3 generations of a 4-token prompt (ttft p50 ")
+}
+
+// TestRunDecodeCountsEverySequenceOfABatch: at batch 2 a step adds two
+// tokens, so tokens is twice the steps and tok/s twice the steps' rate
+// (it once counted steps).
+func TestRunDecodeCountsEverySequenceOfABatch(t *testing.T) {
+	out, err := runChildBench(t, "^BenchmarkDecodeChild$", "decode-batch", "-test.benchtime=16x")
+	require.NoError(t, err, out)
+	all := decodeResults(t, out)["DecodeChild/prefill=4/ctx=all"]
+	require.NotNil(t, all, out)
+	n, _ := all.Value("tokens")
+	assert.Equal(t, 32.0, n, "16 steps of 2 sequences")
+	sec, _ := all.Value("sec/op")
+	rate, ok := all.Value("tok/s")
+	require.True(t, ok)
+	assert.InDelta(t, 2/sec, rate, 1e-3*rate, "tok/s = batch / the step's mean")
+	ttft := decodeResults(t, out)["DecodeChild/prefill=4/ttft"]
+	require.NotNil(t, ttft, out)
+	psec, _ := ttft.Value("sec/op")
+	prate, _ := ttft.Value("prompt-tok/s")
+	assert.InDelta(t, 4*2/psec, prate, 1e-3*prate, "a 4-token prompt in each of 2 sequences")
 }
 
 func TestRunDecodeDefaultBucketsAndErrors(t *testing.T) {

@@ -98,6 +98,9 @@ func OpenDecoder(cfg DecoderConfig) (*Decoder, error) {
 	if err := Runnable(sig); err != nil {
 		return nil, err
 	}
+	if err := checkDimNames(sig, mc.Dims); err != nil {
+		return nil, fmt.Errorf("%s: %w", mc.Path, err)
+	}
 	if cfg.Prefill < 1 || cfg.MaxContext < cfg.Prefill {
 		return nil, fmt.Errorf("DecoderConfig.Prefill %d and MaxContext %d: want 1 ≤ Prefill ≤ MaxContext", cfg.Prefill, cfg.MaxContext)
 	}
@@ -237,7 +240,7 @@ func (d *Decoder) plan(fills map[string]Fill) error {
 		for _, pr := range d.pairs {
 			if pr.Input == p.Name {
 				if pr.Axis < 0 {
-					return fmt.Errorf("state %s→%s does not grow along one axis, so it cannot hold a growing context (the windowed mode carries it: drop -decode)", pr.Output, pr.Input)
+					return fixedStateError(pr)
 				}
 				r, d.pairOf[i] = roleCache, outIdx[pr.Output]
 				d.outRoles[outIdx[pr.Output]] = roleCache
@@ -255,6 +258,18 @@ func (d *Decoder) plan(fills map[string]Fill) error {
 		return errors.New("no state pair grows along an axis (present.* → past_key_values.*): a growing-context decode needs a KV cache; see -list")
 	}
 	return d.allocate(fills)
+}
+
+// fixedStateError is the error for a carried pair that does not grow. An
+// encoder–decoder's cross-attention cache (a name with "encoder" or
+// "cross") is fixed by the encoder's length while the decoder's own cache
+// grows: the fix is to carry only the decoder's pairs. Any other such
+// state (a recurrent model's) is what the windowed mode carries.
+func fixedStateError(pr Pair) error {
+	if n := strings.ToLower(pr.Input + " " + pr.Output); strings.Contains(n, "encoder") || strings.Contains(n, "cross") {
+		return fmt.Errorf("state %s→%s does not grow along one axis: it is an encoder (cross-attention) cache, fixed by the encoder's length, and the decode carries growing pairs only; carry just the decoder's self-attention pairs with -no-auto-state and one -state OUTPUT=INPUT for each present.*.decoder.* pair (ModelConfig.NoAutoState and State), size the encoder's axes with -dims, and fill its cache inputs with -input (see -list)", pr.Output, pr.Input)
+	}
+	return fmt.Errorf("state %s→%s does not grow along one axis, so it cannot hold a growing context (the windowed mode carries it: drop -decode)", pr.Output, pr.Input)
 }
 
 // allocate allocates every input's and output's buffer at its largest (the
@@ -482,6 +497,10 @@ func (d *Decoder) Token() error { return d.run(1) }
 // Depth returns the number of tokens in the cache: the context the next
 // Token runs at.
 func (d *Decoder) Depth() int { return d.depth }
+
+// Batch returns the sequences a step runs side by side: ModelConfig.Dims'
+// batch (or batch_size), 1 when unset (decodegap.BatchDecoder).
+func (d *Decoder) Batch() int { return int(d.batch) }
 
 // Reset empties the cache; the next step starts from an empty context.
 func (d *Decoder) Reset() { d.depth = 0 }

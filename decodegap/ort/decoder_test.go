@@ -214,3 +214,33 @@ func TestDecoderParity(t *testing.T) {
 	assert.Equal(t, "logits", rep.Failed()[0].Output)
 	assert.Contains(t, rep.Err().Error(), "logits")
 }
+
+// A -dims name that no dynamic axis has is refused by OpenDecoder, as
+// OpenModel refuses it, naming the key and the model's names; a name the
+// model has is taken.
+func TestDecoderRefusesUnknownDimNames(t *testing.T) {
+	p := repoModel("decoder_kv.onnx")
+	sig, err := Inspect(p)
+	require.NoError(t, err)
+	require.Contains(t, sig.DimNames(), "batch")
+	_, err = OpenDecoder(DecoderConfig{Model: ModelConfig{Path: p, Dims: map[string]int64{"btach": 1}}, Prefill: 2, MaxContext: 8})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `dimensions "btach": no dynamic axis of the model has that name`)
+	assert.Contains(t, err.Error(), `"batch"`, "the model's own names are listed")
+	assert.NoError(t, checkDimNames(sig, map[string]int64{"batch": 2}))
+	assert.NoError(t, checkDimNames(sig, map[string]int64{sig.Inputs[0].Name + "@0": 2}), "NAME@AXIS of a dynamic axis")
+	assert.Error(t, checkDimNames(sig, map[string]int64{sig.Inputs[0].Name + "@9": 2}), "no such axis")
+}
+
+// A pair that does not grow is refused with the fix that fits it: an
+// encoder–decoder's cross-attention cache names the flags that carry only
+// the decoder's pairs (dropping -decode, the advice for a recurrent
+// state, would not run that model at all).
+func TestFixedStateErrorAdvisesTheFixThatFits(t *testing.T) {
+	err := fixedStateError(Pair{Output: "present.0.encoder.key", Input: "past_key_values.0.encoder.key", Axis: -1})
+	assert.ErrorContains(t, err, "it is an encoder (cross-attention) cache")
+	assert.ErrorContains(t, err, "-no-auto-state and one -state OUTPUT=INPUT for each present.*.decoder.* pair")
+	assert.NotContains(t, err.Error(), "drop -decode")
+	err = fixedStateError(Pair{Output: "hn", Input: "h", Axis: -1})
+	assert.ErrorContains(t, err, "state hn→h does not grow along one axis, so it cannot hold a growing context (the windowed mode carries it: drop -decode)")
+}

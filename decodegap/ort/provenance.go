@@ -16,13 +16,16 @@ import (
 type KeyValue struct{ Key, Value string }
 
 // Provenance returns what the Model measures, as benchfmt configuration
-// lines, in this order: model (the file name without .onnx), model-sha256,
-// ort-version, ort-ep (cpu: the providers Options.Custom adds are not
+// lines, in this order: model (the file name without .onnx), model-sha256
+// (the graph file), weights-sha256 (the external data files, see
+// WeightsSHA256; "none (inside the model file)" without them), ort-version, ort-ep (cpu: the providers Options.Custom adds are not
 // seen), ort-options (Options.String: threads, spinning, mode, ...), dims
 // (every Dims and Shapes entry), fills (every input's, defaults marked
 // "(default:REASON)"), state (OUTPUT->INPUT pairs), context ("window=W
 // ..." for a KV cache kept at W tokens, "carried state, no window", or
-// "stateless") and batch. A figure that cannot be had reads
+// "stateless") and batch (the size the step runs at: "N" as set, "1
+// (default)" for a decoder's unset batch, "fixed by the graph" when no
+// input has a dynamic axis named batch). A figure that cannot be had reads
 // "unavailable (why)". Values hold no newline; write them before the
 // results (decodegap.ConfigLine).
 func (m *Model) Provenance() []KeyValue {
@@ -32,13 +35,33 @@ func (m *Model) Provenance() []KeyValue {
 	} else if len(m.pairs) > 0 {
 		context = "carried state, no window"
 	}
-	return provenance(m.cfg, m.pairs, m.defaults, context)
+	return provenance(m.cfg, m.sig.Meta.ExternalData, m.pairs, m.defaults, context, modelBatch(m.sig))
+}
+
+// modelBatch returns the batch line of a Model: the resolved size of the
+// first input axis named batch or batch_size, or "fixed by the graph"
+// when no input has such a dynamic axis.
+func modelBatch(sig Signature) string {
+	for _, p := range sig.Inputs {
+		for a, d := range p.Dims {
+			if n := strings.ToLower(d); (n == "batch" || n == "batch_size") && a < len(p.Shape) && p.Shape[a] >= 0 {
+				return strconv.FormatInt(p.Shape[a], 10)
+			}
+		}
+	}
+	return "fixed by the graph"
 }
 
 // Provenance returns what the Decoder measures, as Model.Provenance does,
 // with context "decode prefill=P max=N".
 func (d *Decoder) Provenance() []KeyValue {
-	return provenance(d.cfg.Model, d.pairs, d.defs, fmt.Sprintf("decode prefill=%d max=%d", d.cfg.Prefill, d.cfg.MaxContext))
+	batch := strconv.FormatInt(d.batch, 10)
+	if _, set := d.cfg.Model.Dims["batch"]; !set {
+		if _, set = d.cfg.Model.Dims["batch_size"]; !set {
+			batch += " (default)"
+		}
+	}
+	return provenance(d.cfg.Model, d.sig.Meta.ExternalData, d.pairs, d.defs, fmt.Sprintf("decode prefill=%d max=%d", d.cfg.Prefill, d.cfg.MaxContext), batch)
 }
 
 // Window returns the window of a KV cache the Model keeps at a constant
@@ -54,10 +77,16 @@ func (m *Model) Window() int64 {
 	return -1
 }
 
-func provenance(cfg ModelConfig, pairs []Pair, defaults []DefaultFill, context string) []KeyValue {
+func provenance(cfg ModelConfig, external []string, pairs []Pair, defaults []DefaultFill, context, batch string) []KeyValue {
 	sum, err := FileSHA256(cfg.Path)
 	if err != nil {
 		sum = "unavailable (" + oneLine(err.Error()) + ")"
+	}
+	weights := "none (inside the model file)"
+	if len(external) > 0 {
+		if weights, err = WeightsSHA256(filepath.Dir(cfg.Path), external); err != nil {
+			weights = "unavailable (" + oneLine(err.Error()) + ")"
+		}
 	}
 	version, err := Version()
 	if err != nil {
@@ -85,15 +114,10 @@ func provenance(cfg ModelConfig, pairs []Pair, defaults []DefaultFill, context s
 	for _, p := range pairs {
 		st = append(st, p.Output+"->"+p.Input)
 	}
-	batch := "unset"
-	for _, k := range []string{"batch", "batch_size"} {
-		if v, ok := cfg.Dims[k]; ok {
-			batch = strconv.FormatInt(v, 10)
-		}
-	}
 	return []KeyValue{
 		{"model", oneLine(strings.TrimSuffix(filepath.Base(cfg.Path), ".onnx"))},
 		{"model-sha256", sum},
+		{"weights-sha256", weights},
 		{"ort-version", version},
 		{"ort-ep", "cpu"},
 		{"ort-options", cfg.Options.String()},
@@ -133,6 +157,39 @@ func oneLine(s string) string {
 		}
 		return r
 	}, s)
+}
+
+// WeightsSHA256 returns the hex SHA-256 of the external data files
+// locations (Metadata.ExternalData: relative to dir, sorted) as
+// sha256sum lists them, each file whole: of the lines "HEX  LOCATION\n",
+// so that `sha256sum LOCATION... | sha256sum` in dir gives the same. A
+// location that is absolute, leaves dir, or is not a regular file is an
+// error naming it: the weights measured would be unknown.
+func WeightsSHA256(dir string, locations []string) (string, error) {
+	list := sha256.New()
+	for _, loc := range locations {
+		if !filepath.IsLocal(loc) {
+			return "", fmt.Errorf("external data %q: not a path inside the model's folder", loc)
+		}
+		f, err := os.Open(filepath.Join(dir, loc))
+		if err != nil {
+			return "", fmt.Errorf("external data: %w", err)
+		}
+		st, err := f.Stat()
+		if err == nil && !st.Mode().IsRegular() {
+			err = fmt.Errorf("%s: %w", loc, ErrNotRegular)
+		}
+		h := sha256.New()
+		if err == nil {
+			_, err = io.Copy(h, f)
+		}
+		f.Close()
+		if err != nil {
+			return "", fmt.Errorf("external data: %w", err)
+		}
+		fmt.Fprintf(list, "%s  %s\n", hex.EncodeToString(h.Sum(nil)), loc)
+	}
+	return hex.EncodeToString(list.Sum(nil)), nil
 }
 
 // FileSHA256 returns the hex SHA-256 of a regular file of at most

@@ -181,3 +181,36 @@ func emptyTensor(dt DType, shape ort.Shape) (ort.Value, error) {
 	}
 	return nil, fmt.Errorf("has shape %v with no elements and type %s: the generic step cannot allocate an empty %s tensor", shape, dt, dt)
 }
+
+// checkDimNames refuses a key of dims that names no dynamic axis of sig:
+// neither a symbolic dimension name nor NAME@AXIS of an axis whose size
+// is not fixed. OpenModel finds the same through resolve (a key no axis
+// used); OpenDecoder, which sizes its axes per step, checks here, so that
+// a misspelled name is an error rather than a setting that does nothing.
+func checkDimNames(sig Signature, dims map[string]int64) error {
+	names := map[string]bool{}
+	for _, n := range sig.DimNames() {
+		names[n] = true
+	}
+	for _, ps := range [][]Port{sig.Inputs, sig.Outputs} {
+		for _, p := range ps {
+			for a, d := range p.Shape {
+				if d < 0 {
+					names[fmt.Sprintf("%s@%d", p.Name, a)] = true
+				}
+			}
+		}
+	}
+	var unknown []string
+	for k := range dims {
+		if !names[k] {
+			unknown = append(unknown, fmt.Sprintf("%q", k))
+		}
+	}
+	if len(unknown) == 0 {
+		return nil
+	}
+	sort.Strings(unknown)
+	return fmt.Errorf("dimensions %s: no dynamic axis of the model has that name (its named dynamic axes: %s; an unnamed one is NAME@AXIS)",
+		strings.Join(unknown, ", "), strings.Join(quoteAll(sig.DimNames()), ", "))
+}

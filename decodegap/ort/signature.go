@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -165,6 +166,10 @@ type Metadata struct {
 	// their raw bytes in the file (external data not counted).
 	Initializers    int
 	InitializerSize int64
+	// ExternalData are the files the initializers keep their bytes in
+	// (external_data's location, relative to the model's folder), each
+	// once, sorted; nil when every weight is inside the model file.
+	ExternalData []string
 }
 
 // Signature is what a model takes and gives.
@@ -267,8 +272,11 @@ const (
 	graphInput       = 11
 	graphOutput      = 12
 
-	tensorProtoName    = 8
-	tensorProtoRawData = 9
+	tensorProtoName         = 8
+	tensorProtoRawData      = 9
+	tensorProtoExternalData = 13
+	stringEntryKey          = 1
+	stringEntryValue        = 2
 
 	valueInfoName = 1
 	valueInfoType = 2
@@ -387,10 +395,25 @@ func parseSignature(data []byte) (Signature, error) {
 		case graphInitializer:
 			sig.Meta.Initializers++
 			return fields(v, func(n protowire.Number, t protowire.Type, v []byte, _ uint64) error {
-				if n == tensorProtoName && t == protowire.BytesType {
+				switch {
+				case t != protowire.BytesType:
+				case n == tensorProtoName:
 					inits[string(v)] = true
-				} else if n == tensorProtoRawData && t == protowire.BytesType {
+				case n == tensorProtoRawData:
 					sig.Meta.InitializerSize += int64(len(v))
+				case n == tensorProtoExternalData:
+					var key, value string
+					_ = fields(v, func(n protowire.Number, t protowire.Type, v []byte, _ uint64) error {
+						if t == protowire.BytesType && n == stringEntryKey {
+							key = string(v)
+						} else if t == protowire.BytesType && n == stringEntryValue {
+							value = string(v)
+						}
+						return nil
+					})
+					if key == "location" && !slices.Contains(sig.Meta.ExternalData, value) {
+						sig.Meta.ExternalData = append(sig.Meta.ExternalData, value)
+					}
 				}
 				return nil
 			})
@@ -410,6 +433,7 @@ func parseSignature(data []byte) (Signature, error) {
 	if err != nil {
 		return sig, fmt.Errorf("not an ONNX model: %w", err)
 	}
+	sort.Strings(sig.Meta.ExternalData)
 	for _, p := range inputs {
 		if !inits[p.Name] {
 			sig.Inputs = append(sig.Inputs, p)
