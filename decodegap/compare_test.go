@@ -271,10 +271,11 @@ func synthetic(rounds int) *comparison {
 	return c
 }
 
-func TestJudgeDecidesAndQuarantinesContendedRounds(t *testing.T) {
-	c := synthetic(10)
+func TestJudgeDecidesAndKeepsContendedRounds(t *testing.T) {
+	c := synthetic(14)
 	assert.False(t, c.judge(0, 3), "three rounds give no interval")
-	require.True(t, c.judge(0, 10))
+	assert.False(t, c.judge(0, 10), "cpu-sec/op: equivalence needs 14 used rounds (nullband.EqFloor)")
+	require.True(t, c.judge(0, 14))
 	v := verdictsOf(c.rows[0], report.Candidate)
 	require.Len(t, v, 3)
 	assert.Equal(t, nullband.Slower, v[0].Outcome, "sec/op")
@@ -290,22 +291,22 @@ func TestJudgeDecidesAndQuarantinesContendedRounds(t *testing.T) {
 	assert.Equal(t, 20, c.plan.count)
 
 	// The base blocks of rounds 4–10 contended (their arms met different
-	// weather), and in rounds 4–9 the weather moved the base's values:
-	// those are quarantined, over half, so nothing is decided. Round 10,
-	// marked but with values like the rest, stays.
-	for i, r := range c.res[0][0][3:] {
+	// weather), and in rounds 4–9 the weather moved the base's values.
+	// The marks reach the rows, but with the null arm nullband sets no
+	// round aside for them (issue 33: a mark that follows the candidate's
+	// slow blocks would set aside the difference judged).
+	for i, r := range c.res[0][0][3:10] {
 		r.host.ok, r.host.verdict.Contended = true, true
 		if i < 6 {
 			r.lat.mean *= 0.3
 			r.lat.p50 *= 0.3
 		}
 	}
-	assert.False(t, c.judge(0, 10))
+	c.judge(0, 10)
 	v = verdictsOf(c.rows[0], report.Candidate)
-	require.Len(t, v[0].Rounds, 10)
-	assert.Equal(t, 6, v[0].Quarantined)
-	assert.False(t, v[0].Rounds[9].Quarantined, "round 10 looks like the rest")
-	assert.True(t, v[0].Has(nullband.TooManyQuarantined))
+	require.NotEmpty(t, v[0].Rounds)
+	assert.Equal(t, 0, v[0].Quarantined)
+	assert.False(t, v[0].Has(nullband.TooManyQuarantined))
 }
 
 // verdictsOf returns the verdicts of the rows of kind k.

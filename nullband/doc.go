@@ -14,14 +14,16 @@
 // else (no normality, no symmetry, no equal variances), and it uses A' as
 // data: B is judged against both instances of A.
 //
-//  1. Quarantine, symmetric in the arms: a round with a missing or
-//     non-positive value, a round Samples.Contended marks whose spread
-//     max−min of the arms' logs exceeds ContendedFactor (2) times the
-//     unmarked rounds' median spread, and any round whose spread exceeds
-//     Options.Extreme (3) times the median spread of the complete rounds.
-//     Swapping arms within a round changes no decision, so exchangeability
-//     holds in the kept rounds. Over MaxQuarantined (50%) of complete
-//     rounds: TooManyQuarantined.
+//  1. Quarantine: a round with a missing or non-positive value. No rule on
+//     the values sets a round aside when there is a null arm: a rule on
+//     the spread of all three arms removed rounds for showing B's
+//     difference (a candidate slow in the rounds the screen marked lost
+//     exactly those, and the rest said "equivalent": issue 33), and a rule
+//     blind to B (the spread of A and A' alone) keeps the rounds in which
+//     B is the odd value, which breaks the test's level under skewed
+//     noise. Samples.Contended and Options.Extreme apply without a null
+//     arm only (step 6). Over MaxQuarantined (50%) of complete rounds:
+//     TooManyQuarantined.
 //  2. Effect: the aligned-rank test of a randomized block design with three
 //     treatments (Hodges & Lehmann 1962; Hollander, Wolfe & Chicken §7.3).
 //     Per kept round the logs of B, A and A' are centred on the round's
@@ -39,10 +41,11 @@
 //     α = 1−Confidence (the (1−α) interval excludes 1); else Equivalent when
 //     the one-sided tests of θ = −ln(1+δ) and θ = +ln(1+δ) both reject at α
 //     (TOST; the (1−2α) interval lies in [1/(1+δ), 1+δ]); else Undecided.
-//     Faster/Slower inside ±δ carries the caveat WithinDelta. Each
-//     one-sided test screens the rounds (step 1) with B divided by 1+δ or
-//     multiplied by it: under its hypothesis those values are the ones
-//     exchangeable with A's, so its quarantine stays symmetric.
+//     Faster/Slower inside ±δ carries the caveat WithinDelta. Equivalent
+//     needs Options.MinEqRounds used rounds (EqFloor: 14 at 95%, enough to
+//     see a regime of the candidate in 20% of its rounds at least once
+//     with 95% probability); below it the outcome is Undecided with
+//     BelowEqFloor.
 //  4. Calibration: the Wilcoxon signed-rank test of ln(A'/A) at the
 //     stricter α/5. When A'/A is itself significant the arms did not share
 //     the weather: NullShifted. A decided outcome then stands only if the
@@ -54,6 +57,15 @@
 //     by the interval; MDEAt rescales it to other round counts.
 //     RoundsToDecide: the rounds at which the interval would exclude 1 or
 //     fit inside ±δ if σ and the estimate held.
+//  6. Without a null arm the contended rule (a marked round whose spread
+//     |ln B − ln A| is over ContendedFactor times the unmarked rounds'
+//     median) and the extreme rule (over Options.Extreme times the median
+//     spread) quarantine, symmetric in A and B; each one-sided
+//     equivalence test screens the rounds with B moved to its margin.
+//     A decided outcome then stands only when judging every complete
+//     round (no rule applied; fixed-sample at the look's levels) decides
+//     it too: otherwise Undecided with QuarantineChangesCall
+//     (Verdict.Unscreened). This only removes calls.
 //
 // Without a null arm (Samples.Null nil) the test is the Wilcoxon
 // signed-rank test of dᵢ = ln(Bᵢ/Aᵢ), symmetric about 0 under "no

@@ -12,7 +12,8 @@ func (lk *look) verdict(s Samples, opt Options, looks int) Verdict {
 	alpha := 1 - opt.Confidence
 	L := math.Log1p(opt.Delta)
 	v := Verdict{Outcome: lk.outcome}
-	v.Confidence, v.EqConfidence, v.Delta = opt.Confidence, opt.EqConfidence, opt.Delta
+	v.Confidence, v.EqConfidence, v.Delta, v.EqFloor = opt.Confidence, opt.EqConfidence, opt.Delta, opt.MinEqRounds
+	v.Unscreened, v.UnscreenedChecked = lk.unscreened, lk.checked
 	v.NullConfidence, v.Rounds, v.Given, v.Looks = 1-alpha/5, lk.rounds, len(s.Base), looks
 	v.Used, v.Quarantined, v.SpreadLimit = len(lk.d), len(lk.rounds)-len(lk.d), lk.spreadLimit
 	sum := lk.test.summary(lk, alpha)
@@ -69,6 +70,13 @@ func (lk *look) verdict(s Samples, opt Options, looks int) Verdict {
 		}
 	}
 
+	guarded := lk.belowFloor || lk.changed
+	if lk.belowFloor {
+		v.Reasons = append(v.Reasons, BelowEqFloor)
+	}
+	if lk.changed {
+		v.Reasons = append(v.Reasons, QuarantineChangesCall)
+	}
 	switch {
 	case lk.tooMany:
 		v.Outcome = Undecided
@@ -78,6 +86,7 @@ func (lk *look) verdict(s Samples, opt Options, looks int) Verdict {
 		v.Reasons = append(v.Reasons, NullShifted)
 	case nullShifted:
 		v.Reasons = append(v.Reasons, NullShifted)
+	case guarded:
 	case lk.outcome == Undecided && (math.IsInf(lo, 0) || math.IsInf(hi, 0)):
 		v.Reasons = append(v.Reasons, TooFewRounds)
 		// In sequential mode a look spends less than α, and its
@@ -94,6 +103,11 @@ func (lk *look) verdict(s Samples, opt Options, looks int) Verdict {
 	}
 	if v.Outcome == Undecided && !lk.tooMany && !nullShifted && len(lk.d) > 0 {
 		v.RoundsToDecide = roundsToDecide(est, se*math.Sqrt(float64(len(lk.d))), alpha, 1-opt.EqConfidence, L, len(lk.d), v.NeedRounds, len(lk.rounds))
+		if lk.belowFloor && v.RoundsToDecide >= 0 {
+			// Equivalence needs the floor's used rounds, scaled by
+			// the rounds a used round costs.
+			v.RoundsToDecide = max(v.RoundsToDecide, int(math.Ceil(float64(opt.MinEqRounds)*float64(len(lk.rounds))/float64(len(lk.d)))))
+		}
 	} else if v.Outcome == Undecided {
 		v.RoundsToDecide = -1
 	}

@@ -19,11 +19,15 @@ type Samples struct {
 	Null []float64
 	// Contended, when non-nil (length of Base), marks rounds whose arms did
 	// not share the weather: the contention screen found some of the
-	// round's blocks contended and others not. A marked round is
-	// quarantined when its spread shows it (over ContendedFactor times the
-	// unmarked rounds' median spread; every marked round when fewer than 5
-	// rounds are complete). A round whose blocks were all contended is not marked: the
-	// arms shared that weather, which pairing within the round cancels.
+	// round's blocks contended and others not. A round whose blocks were
+	// all contended is not marked: the arms shared that weather, which
+	// pairing within the round cancels. Without a null arm a marked round
+	// is quarantined when its spread shows it (over ContendedFactor times
+	// the unmarked rounds' median spread; every marked round when fewer
+	// than 5 rounds are complete). With a null arm the marks set no round
+	// aside: a mark that follows the candidate's slow blocks would set
+	// aside the difference being judged, and the aligned ranks bound what
+	// one round can move.
 	Contended []bool
 }
 
@@ -88,6 +92,15 @@ const (
 	// Continuing: sequential mode, undecided before Options.MaxRounds
 	// (undecided; more rounds may decide).
 	Continuing
+	// BelowEqFloor: the tests said equivalent on fewer used rounds than
+	// Verdict.EqFloor (Options.MinEqRounds), too few to have seen a
+	// regime of the candidate in EqRegimeShare of its rounds (undecided).
+	BelowEqFloor
+	// QuarantineChangesCall: rounds were set aside (Contended or Extreme)
+	// and judging every complete round gives another outcome
+	// (Verdict.Unscreened): the call rests on the rounds left out
+	// (undecided).
+	QuarantineChangesCall
 )
 
 // String returns the reason's identifier, e.g. "too-few-rounds".
@@ -109,6 +122,10 @@ func (r Reason) String() string {
 		return "no-null-arm"
 	case Continuing:
 		return "continuing"
+	case BelowEqFloor:
+		return "below-eq-floor"
+	case QuarantineChangesCall:
+		return "quarantine-changes-call"
 	}
 	return fmt.Sprintf("Reason(%d)", int(r))
 }
@@ -122,10 +139,12 @@ const (
 	// NonPositive: a value is ≤ 0, so it has no logarithm.
 	NonPositive
 	// Contended: Samples.Contended marks the round and its spread is over
-	// ContendedFactor times the unmarked rounds' median spread.
+	// ContendedFactor times the unmarked rounds' median spread (without a
+	// null arm only).
 	Contended
 	// Extreme: the round's spread (Round.Spread) exceeds Options.Extreme
-	// times the median spread of the complete rounds.
+	// times the median spread of the complete rounds (without a null arm
+	// only).
 	Extreme
 )
 
@@ -155,7 +174,9 @@ type Round struct {
 	// Ratio is B/A and NullRatio A'/A.
 	Ratio, NullRatio float64
 	// Spread is max − min of the natural logarithms of the round's values
-	// (all arms): symmetric in the arms. NaN for an incomplete round.
+	// (all arms). Without a null arm the contended and extreme rules act
+	// on it; with one it is reported only (see Samples.Contended). NaN
+	// for an incomplete round.
 	Spread float64
 	// Quarantined rounds are left out of the test; Cause says why.
 	Quarantined bool

@@ -2,6 +2,7 @@ package nullband
 
 import (
 	"fmt"
+	"math"
 
 	"golang.org/x/perf/benchmath"
 )
@@ -52,6 +53,9 @@ type Equivalence struct {
 	EqConfidence float64
 	// Delta is Options.Delta.
 	Delta float64
+	// EqFloor is the fewest used rounds on which Equivalent may be
+	// declared (Options.MinEqRounds; BelowEqFloor).
+	EqFloor int
 }
 
 // NullCheck is the null arm A' against A, and B against A' where it
@@ -91,7 +95,8 @@ type RoundUse struct {
 	Used, Quarantined int
 	// SpreadLimit is the Round.Spread beyond which a round is Extreme
 	// (Options.Extreme × the median spread); NaN when the rule did not
-	// apply (fewer than 5 complete rounds, or a median spread of 0).
+	// apply (a null arm, fewer than 5 complete rounds, or a median spread
+	// of 0).
 	SpreadLimit float64
 	// Rounds lists the rounds judged, in input order: all of them, or in
 	// sequential mode those up to the reported look.
@@ -99,6 +104,29 @@ type RoundUse struct {
 	// Given is the number of rounds in Samples; Looks the number of
 	// sequential looks made (0 in fixed mode).
 	Given, Looks int
+	// Unscreened is the outcome on every complete round (none set aside
+	// as Contended or Extreme; fixed-sample at the look's levels) when
+	// UnscreenedChecked: when rounds were set aside and the look said
+	// Equivalent (or, without a null arm, anything decided). Judge keeps
+	// the call only when the two agree (QuarantineChangesCall).
+	Unscreened        Outcome
+	UnscreenedChecked bool
+}
+
+// EqRegimeShare is the smallest share of rounds in which a regime of the
+// candidate (slow in some sessions only) must be seen before Judge may
+// call it equivalent: EqFloor's rounds see it at least once with the
+// equivalence test's confidence.
+const EqRegimeShare = 0.2
+
+// EqFloor returns the default Options.MinEqRounds at eqConfidence: the
+// fewest rounds n with (1 − EqRegimeShare)ⁿ ≤ 1 − eqConfidence (14 at
+// 95%, 21 at 99%). 0 for a confidence outside (0, 1).
+func EqFloor(eqConfidence float64) int {
+	if !(eqConfidence > 0 && eqConfidence < 1) {
+		return 0
+	}
+	return int(math.Ceil(math.Log(1-eqConfidence)/math.Log(1-EqRegimeShare) - 1e-9))
 }
 
 // FamilyLevel is the family a verdict was judged in.
@@ -158,6 +186,7 @@ func Judge(s Samples, opt Options) (Verdict, error) {
 // first that decides. A sequential run given fewer rounds than MinRounds
 // gets one look at them that decides nothing (tooFew).
 type design struct {
+	s              Samples
 	opt            Options
 	alpha, alphaEq float64
 	first, last    int
@@ -168,7 +197,7 @@ type design struct {
 
 func newDesign(s Samples, opt Options) *design {
 	n := len(s.Base)
-	d := &design{opt: opt, alpha: 1 - opt.Confidence, alphaEq: 1 - opt.EqConfidence, first: n, last: n}
+	d := &design{s: s, opt: opt, alpha: 1 - opt.Confidence, alphaEq: 1 - opt.EqConfidence, first: n, last: n}
 	switch {
 	case opt.MaxRounds == 0:
 	case min(n, opt.MaxRounds) < opt.MinRounds:
@@ -186,6 +215,7 @@ func (d *design) next(m int) int { return min(m+d.opt.Every, d.opt.MaxRounds) }
 
 // decide makes the look's decisions at m rounds.
 func (d *design) decide(lk *look, m int) {
+	alpha, alphaEq := d.alpha, d.alphaEq
 	switch {
 	case d.tooFew:
 	case d.seq == nil:
@@ -193,9 +223,11 @@ func (d *design) decide(lk *look, m int) {
 	default:
 		d.looks++
 		t := float64(m) / float64(d.opt.MaxRounds)
-		d.seq.look(lk, d.opt.Spending.spent(d.alpha, t, 2), d.opt.Spending.spent(d.alphaEq, t, 1))
+		alpha, alphaEq = d.opt.Spending.spent(d.alpha, t, 2), d.opt.Spending.spent(d.alphaEq, t, 1)
+		d.seq.look(lk, alpha, alphaEq)
 	}
 	lk.decide()
+	lk.guard(d.s, d.opt, alpha, alphaEq)
 }
 
 // final reports whether the look at m is the one Judge reports.
@@ -232,8 +264,8 @@ type Options struct {
 	// [1/(1+Delta), 1+Delta]. Zero means 0.02.
 	Delta float64
 	// MaxQuarantined is the largest share of complete rounds that may be
-	// quarantined (Contended or Extreme) before the verdict is undecided.
-	// Zero means 0.5; 1 never gives up.
+	// quarantined (Contended or Extreme: without a null arm only) before
+	// the verdict is undecided. Zero means 0.5; 1 never gives up.
 	MaxQuarantined float64
 	// MaxRounds > 0 selects sequential mode: Judge looks after every round
 	// from MinRounds to MaxRounds and stops at the first decided look,
@@ -250,8 +282,13 @@ type Options struct {
 	// first (the last look is always at MaxRounds). Zero means 1.
 	Every int
 	// Extreme is the factor over the median spread beyond which a round is
-	// quarantined as Extreme. Zero means 3; +Inf never quarantines.
+	// quarantined as Extreme, without a null arm (with one, no round is
+	// set aside for its values). Zero means 3; +Inf never quarantines.
 	Extreme float64
+	// MinEqRounds is the fewest used rounds on which Equivalent may be
+	// declared (below it: Undecided, BelowEqFloor). Zero means
+	// EqFloor(EqConfidence): 14 at 95%.
+	MinEqRounds int
 	// Replicates is the number of Monte Carlo permutation replicates
 	// behind the sequential boundaries. Zero means 4000.
 	Replicates int
@@ -283,6 +320,9 @@ func (o Options) withDefaults(threeArm bool) Options {
 	if o.Every == 0 {
 		o.Every = 1
 	}
+	if o.MinEqRounds == 0 {
+		o.MinEqRounds = EqFloor(o.EqConfidence)
+	}
 	if o.MinRounds == 0 {
 		o.MinRounds = minRoundsFor((1 - o.Confidence) / 2)
 		if threeArm {
@@ -309,8 +349,8 @@ func (o Options) validate() error {
 		return fmt.Errorf("nullband: Options.MaxQuarantined %v: want a share in (0, 1]", o.MaxQuarantined)
 	case !(o.Extreme > 1):
 		return fmt.Errorf("nullband: Options.Extreme %v: want a factor > 1", o.Extreme)
-	case o.MaxRounds < 0, o.Replicates < 0, o.Every < 0:
-		return fmt.Errorf("nullband: Options.MaxRounds %d, Replicates %d, Every %d: want ≥ 0", o.MaxRounds, o.Replicates, o.Every)
+	case o.MaxRounds < 0, o.Replicates < 0, o.Every < 0, o.MinEqRounds < 0:
+		return fmt.Errorf("nullband: Options.MaxRounds %d, Replicates %d, Every %d, MinEqRounds %d: want ≥ 0", o.MaxRounds, o.Replicates, o.Every, o.MinEqRounds)
 	case o.MaxRounds > 0 && (o.MinRounds < 1 || o.MinRounds > o.MaxRounds):
 		return fmt.Errorf("nullband: Options.MinRounds %d: want 1 … MaxRounds (%d)", o.MinRounds, o.MaxRounds)
 	case o.Spending != Pocock && o.Spending != OBrienFleming:

@@ -91,12 +91,16 @@ func TestJudgeSequentialStopsEarly(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 30, v.Given)
 	v2.Given = 30
+	assert.True(t, math.IsNaN(v.SpreadLimit) && math.IsNaN(v2.SpreadLimit), "no extreme rule with a null arm")
+	v.SpreadLimit, v2.SpreadLimit = 0, 0 // NaN ≠ NaN
 	assert.Equal(t, v, v2)
 }
 
-// Quarantine is symmetric in the arms: swapping A and B (or A and A') in
-// any rounds changes no round's quarantine, so under A/A the kept ln(B/A)
-// stay symmetric about 0.
+// With a null arm no round is set aside for its values (issue 33): only a
+// missing or non-positive value quarantines, so swapping arms in any round
+// changes no round's quarantine and the screen cannot select on B's
+// difference. Without one the contended and extreme rules read |ln B −
+// ln A|, symmetric in A and B (TestQuarantineWithoutNullArm).
 func TestQuarantineSymmetricInArms(t *testing.T) {
 	s := synth(11, 30, 0.10, 0.01, 1.0)
 	s.Base[3] *= 3      // an odd A block
@@ -105,7 +109,7 @@ func TestQuarantineSymmetricInArms(t *testing.T) {
 	s.Contended = make([]bool, 30)
 	s.Contended[20] = true  // marked, and its values show it (over 2× the median spread)
 	s.Candidate[20] *= 1.05 //
-	s.Contended[17] = true  // marked, but its values lie as close as most: kept
+	s.Contended[17] = true  // marked, but its values lie as close as most
 	s.Base[25] = math.NaN()
 	s.Null[26] = -1
 	v, err := Judge(s, Options{})
@@ -116,12 +120,11 @@ func TestQuarantineSymmetricInArms(t *testing.T) {
 			causes[r.Label] = r.Cause
 		}
 	}
-	assert.Equal(t, map[int]Cause{4: Extreme, 8: Extreme, 13: Extreme, 21: Contended, 26: Missing, 27: NonPositive}, causes)
-	assert.Equal(t, 6, v.Quarantined)
-	assert.Equal(t, 24, v.Used)
-	assert.Greater(t, v.Rounds[3].Spread, v.SpreadLimit)
-	assert.Greater(t, v.Rounds[20].Spread, ContendedFactor*v.SpreadLimit/5, "round 21's spread shows the weather")
-	assert.Less(t, v.Rounds[17].Spread, ContendedFactor*v.SpreadLimit/5, "round 18's does not")
+	assert.Equal(t, map[int]Cause{26: Missing, 27: NonPositive}, causes)
+	assert.Equal(t, 2, v.Quarantined)
+	assert.Equal(t, 28, v.Used)
+	assert.True(t, math.IsNaN(v.SpreadLimit))
+	assert.Greater(t, v.Rounds[7].Spread, 0.5, "the spread is still reported")
 
 	r := rand.New(rand.NewPCG(5, 5))
 	for range 20 {
@@ -170,21 +173,63 @@ func TestQuarantineSymmetricInArms(t *testing.T) {
 	assert.InDelta(t, v.P, w.P, 1e-12)
 }
 
+// Without a null arm the contended and extreme rules act on |ln B − ln A|:
+// symmetric in A and B, and capped by MaxQuarantined.
+func TestQuarantineWithoutNullArm(t *testing.T) {
+	s := synth(11, 30, 0.10, 0.01, 1.0)
+	s.Null = nil
+	s.Base[3] *= 3      // an odd A block
+	s.Candidate[7] *= 3 // an odd B block
+	s.Contended = make([]bool, 30)
+	s.Contended[20] = true  // marked, and its values show it (over 2× the median spread)
+	s.Candidate[20] *= 1.05 //
+	s.Contended[17] = true  // marked, but its values lie as close as most: kept
+	s.Base[25] = math.NaN()
+	s.Candidate[26] = -1
+	v, err := Judge(s, Options{})
+	require.NoError(t, err)
+	causes := map[int]Cause{}
+	for _, r := range v.Rounds {
+		if r.Quarantined {
+			causes[r.Label] = r.Cause
+		}
+	}
+	assert.Equal(t, map[int]Cause{4: Extreme, 8: Extreme, 21: Contended, 26: Missing, 27: NonPositive}, causes)
+	assert.Greater(t, v.Rounds[3].Spread, v.SpreadLimit)
+	assert.Less(t, v.Rounds[17].Spread, ContendedFactor*v.SpreadLimit/3, "round 18's values do not show the weather")
+	r := rand.New(rand.NewPCG(5, 5))
+	for range 20 {
+		sw := Samples{Base: append([]float64(nil), s.Base...), Candidate: append([]float64(nil), s.Candidate...), Contended: s.Contended}
+		for i := range sw.Base {
+			if r.IntN(2) == 1 {
+				sw.Base[i], sw.Candidate[i] = sw.Candidate[i], sw.Base[i]
+			}
+		}
+		w, err := Judge(sw, Options{})
+		require.NoError(t, err)
+		for i := range w.Rounds {
+			assert.Equal(t, v.Rounds[i].Quarantined, w.Rounds[i].Quarantined, "round %d", i+1)
+			assert.InDelta(t, v.Rounds[i].Spread, w.Rounds[i].Spread, 1e-12)
+		}
+	}
+}
+
 func TestTooManyQuarantined(t *testing.T) {
 	s := synth(12, 10, 0.10, 0.01, 1.10)
+	s.Null = nil
 	s.Contended = []bool{true, true, true, true, true, true, true, false, false, false}
 	for i := range 7 {
-		s.Null[i] *= 1.3 // the weather the marked rounds' arms did not share
+		s.Candidate[i] *= 1.3 // the weather the marked rounds' arms did not share
 	}
 	v, err := Judge(s, Options{})
 	require.NoError(t, err)
 	assert.Equal(t, Undecided, v.Outcome)
-	assert.Equal(t, []Reason{TooManyQuarantined}, v.Reasons)
+	assert.Equal(t, []Reason{TooManyQuarantined, NoNullArm}, v.Reasons)
 	assert.Equal(t, -1, v.RoundsToDecide)
 	v, err = Judge(s, Options{MaxQuarantined: 1})
 	require.NoError(t, err)
-	assert.Equal(t, []Reason{TooFewRounds}, v.Reasons, "3 used rounds give no interval")
-	assert.Equal(t, 4, v.NeedRounds)
+	assert.Equal(t, []Reason{TooFewRounds, NoNullArm}, v.Reasons, "3 used rounds give no interval")
+	assert.Equal(t, 6, v.NeedRounds)
 	assert.True(t, math.IsInf(v.MDE, 1))
 }
 
@@ -230,6 +275,7 @@ func TestSequentialDeterministicAndPrefixStable(t *testing.T) {
 	require.NoError(t, err)
 	b, err := Judge(s, opt)
 	require.NoError(t, err)
+	a.SpreadLimit, b.SpreadLimit = 0, 0 // NaN with a null arm, and NaN ≠ NaN
 	assert.Equal(t, a, b, "same input, same seed: same verdict")
 	// Each prefix's verdict is what the run would have said after that
 	// many rounds; none decides before the full run's reported look.
@@ -414,6 +460,13 @@ func TestMarkedRoundsThatLookCleanStay(t *testing.T) {
 // spread. At the old Extreme of 5 it stayed, and its Walsh averages pulled
 // the 10-round interval's lower end to 0.942: undecided, where every other
 // round said 4–6% slower.
+//
+// With the null arm the round stays (no rule on values sets a round aside)
+// and the verdict is slower: the slow block moves its round's ranks only.
+// Without it the extreme rule sets the round aside, and the call on the
+// other 9 would be slower; judged on all 10 the paired interval reaches
+// below 1, so the call rests on the round set aside: undecided
+// (QuarantineChangesCall).
 func TestOneSlowBlockIsExtreme(t *testing.T) {
 	s := Samples{
 		Base:      []float64{32762, 41127, 33053, 33062, 32982, 32722, 32682, 32983, 32682, 33163},
@@ -423,17 +476,19 @@ func TestOneSlowBlockIsExtreme(t *testing.T) {
 	v, err := Judge(s, Options{})
 	require.NoError(t, err)
 	assert.Equal(t, Slower, v.Outcome, "%v", v.Reasons)
-	assert.True(t, v.Rounds[1].Quarantined)
-	assert.Equal(t, Extreme, v.Rounds[1].Cause)
-	assert.Equal(t, 9, v.Used)
-	kept, err := Judge(s, Options{Extreme: 5})
-	require.NoError(t, err)
-	assert.Equal(t, 10, kept.Used, "at 5 the round stays")
-	assert.Equal(t, Slower, kept.Outcome, "the slow block moves its round's ranks only")
+	assert.False(t, v.Rounds[1].Quarantined)
+	assert.Equal(t, 10, v.Used)
 	s.Null = nil
-	paired, err := Judge(s, Options{Extreme: 5})
+	paired, err := Judge(s, Options{})
 	require.NoError(t, err)
-	assert.Equal(t, Undecided, paired.Outcome, "without A', the paired interval reaches below 1")
+	assert.Equal(t, Extreme, paired.Rounds[1].Cause)
+	assert.Equal(t, Undecided, paired.Outcome)
+	assert.Equal(t, []Reason{QuarantineChangesCall, NoNullArm}, paired.Reasons)
+	assert.True(t, paired.UnscreenedChecked)
+	assert.Equal(t, Undecided, paired.Unscreened, "without A', the paired interval over all 10 reaches below 1")
+	kept, err := Judge(s, Options{Extreme: math.Inf(1)})
+	require.NoError(t, err)
+	assert.Equal(t, Undecided, kept.Outcome)
 }
 
 // A sequential look spends less than α, so its boundary can allow no

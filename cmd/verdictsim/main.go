@@ -131,6 +131,7 @@ func writeDoc(w io.Writer, rep sim.Report, cmdline string, date time.Time, took 
 	docAA(p, rep)
 	docPower(p, rep)
 	docFamilies(p, rep)
+	docMixture(p, rep)
 	docMargins(p, rep)
 	docSequential(p, rep)
 	writeTargets(w, rep)
@@ -266,7 +267,7 @@ func docMargins(p printer, rep sim.Report) {
 	// At the margin.
 	if len(rep.Margins) > 0 {
 		p("\n## At the margin: B/A exactly 1.02 or 1/1.02\n\n")
-		p("\"Equivalent within ±2%%\" is the wrong call here; TOST (two one-sided tests, each at α = 5%%) allows it in at most 5%% of trials. Each one-sided test screens the rounds with B moved to its margin (nullband's eqSide); sequential: Options.MaxRounds = %d.\n\n", cfg.MaxRounds)
+		p("\"Equivalent within ±2%%\" is the wrong call here; TOST (two one-sided tests, each at α = 5%%) allows it in at most 5%% of trials. With a null arm no round is set aside for its values, so both tests judge the same rounds (without one, each screens the rounds with B moved to its margin: nullband's eqSide); sequential: Options.MaxRounds = %d.\n\n", cfg.MaxRounds)
 		p("| model | B/A | rounds | method | equivalent | slower | faster |\n|---|---|---|---|---|---|---|\n")
 		for _, m := range rep.Margins {
 			r := fmt.Sprint(m.Rounds)
@@ -345,6 +346,7 @@ func writeTargets(w io.Writer, rep sim.Report) {
 	targetsCalls(p, rep)
 	targetsPower(p, rep)
 	targetsSequential(p, rep)
+	targetsMixture(p, rep)
 }
 
 // printer writes one formatted piece of the document.

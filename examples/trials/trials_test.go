@@ -2,6 +2,7 @@ package trials
 
 import (
 	"flag"
+	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -13,6 +14,10 @@ import (
 var (
 	work     = flag.Int("work", 100, "percent of BaseOps each step of BenchmarkStep does")
 	candWork = flag.Int("cand-work", 100, "percent of BaseOps each step of BenchmarkCompare's cand arm does (base does 100)")
+	// A candidate slow in some sessions only (scripts/mixture-trials.sh).
+	slowShare = flag.Float64("cand-slow-share", 0, "share of BenchmarkCompare's cand blocks (drawn per block) whose steps do -cand-slow-work instead of -cand-work")
+	slowWork  = flag.Int("cand-slow-work", 110, "percent of BaseOps each step of a slow cand block does (-cand-slow-share)")
+	gapFlag   = flag.Duration("gap", 100*time.Microsecond, "BenchmarkCompare's hybrid gap between steps")
 )
 
 var sink uint64
@@ -38,9 +43,20 @@ func BenchmarkCompare(b *testing.B) {
 			return func() error { sink += Step(w); return nil }, func() error { return nil }, nil
 		}
 	}
-	decodegap.Compare(b, decodegap.CompareConfig{Gap: gap},
+	cand := open(*candWork)
+	if *slowShare > 0 {
+		// Each block (each Open) is slow with the given share.
+		r := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 33))
+		cand = func() (decodegap.Step, func() error, error) {
+			if r.Float64() < *slowShare {
+				return open(*slowWork)()
+			}
+			return open(*candWork)()
+		}
+	}
+	decodegap.Compare(b, decodegap.CompareConfig{Gap: decodegap.Gap{Mean: *gapFlag}},
 		decodegap.Arm{Name: "base", Open: open(100)},
-		decodegap.Arm{Name: "cand", Open: open(*candWork)})
+		decodegap.Arm{Name: "cand", Open: cand})
 }
 
 func TestStepScalesWithWork(t *testing.T) {

@@ -31,12 +31,17 @@ type member struct {
 // some of its arms' blocks were marked and others not: a block is marked
 // when the screen found it contended or it held a stall (foreign weather
 // for that arm alone; a mark every arm shares is weather that pairing
-// cancels). The row lists its stalled rounds (report.Row.Stalled).
+// cancels). The row lists its stalled rounds (report.Row.Stalled). With
+// the null arm present, as every route has it, nullband sets no round
+// aside for a mark or a spread (a mark that follows the candidate's slow
+// blocks would set aside the difference judged; issue 33): the marks are
+// kept for the report.
 //
 // The extreme-spread quarantine (nullband.Options.Extreme) is a guard,
 // not a veto: when it leaves some row of a family with no finite interval
 // while that row's complete rounds would give one, the family is judged
-// again without it (Extreme = +Inf) and its rows are marked Relieved.
+// again without it (Extreme = +Inf) and its rows are marked Relieved
+// (without a null arm only: with one, nullband has no such quarantine).
 // Rounds marked contended or stalled, and missing values, stay out.
 //
 // It is an error for the table to lack the base or the null arm, or to

@@ -84,6 +84,17 @@ type MarginRow struct {
 // the edges of the verdict's default ±2%.
 var MarginEffects = []float64{0.02, 1/1.02 - 1}
 
+// MixtureRow is one cell of the mixture suite (issue 33): an arm's rows
+// judged as one family, sequential up to Rounds rounds.
+type MixtureRow struct {
+	Cell   MixtureCell
+	Rounds int
+	Counts MixtureCounts
+}
+
+// MixtureRounds is the mixture suite's most rounds (Compare's -count).
+const MixtureRounds = 30
+
 // Report holds every cell of a suite.
 type Report struct {
 	Config   Config
@@ -91,6 +102,7 @@ type Report struct {
 	Seq      []SeqRow
 	Families []FamilyRow
 	Margins  []MarginRow
+	Mixtures []MixtureRow
 }
 
 // Run runs the suite. progress, when not nil, is called after each cell
@@ -124,6 +136,12 @@ func Run(cfg Config, progress func(label string)) Report {
 	}
 	if progress != nil {
 		progress("families")
+	}
+	for _, c := range MixtureCells() {
+		rep.Mixtures = append(rep.Mixtures, MixtureRow{c, MixtureRounds, Mixture(cfg.Seed, cfg.SeqTrials, MixtureRounds, c)})
+	}
+	if progress != nil {
+		progress("mixtures")
 	}
 	// The margin suite judges the methods with a ±δ answer in both
 	// modes: those with a sequential mode (the band rule's "inside" has
