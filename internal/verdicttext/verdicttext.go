@@ -351,8 +351,12 @@ func stallLines(rows []Row) string {
 		if n := rs[0].Verdict.Given; n > 0 && len(rs[0].Stalled) >= n {
 			which = fmt.Sprintf("every round (%d)", len(rs[0].Stalled))
 		}
-		b.WriteString(wrap(fmt.Sprintf("stalled rounds of %s (a step of 10× the median or more in some arm's block; when not every arm's, the round is quarantined if its spread shows it): %s",
-			labels(rs), which), Width))
+		rule := "when not every arm's, the round is quarantined if its spread shows it"
+		if !rs[0].Verdict.Has(nullband.NoNullArm) {
+			rule = "with the null arm it stays in the test"
+		}
+		b.WriteString(wrap(fmt.Sprintf("stalled rounds of %s (a step of 10× the median or more in some arm's block; %s): %s",
+			labels(rs), rule, which), Width))
 	}
 	return b.String()
 }

@@ -240,7 +240,13 @@ func TestWriteRowsStallsAndRelief(t *testing.T) {
 		{Arm: "new", Unit: "sec/op", Verdict: v, Stalled: []int{3, 7}}}, names))
 	out := strings.Join(strings.Fields(b.String()), " ")
 	assert.Regexp(t, `new cpu-sec/op more CPU 1\.\d{3}`, out, "CPU time is more or less CPU, not slower or faster")
-	assert.Contains(t, out, "stalled rounds of new cpu-sec/op, new sec/op (a step of 10× the median or more in some arm's block; when not every arm's, the round is quarantined if its spread shows it): 3, 7")
+	assert.Contains(t, out, "stalled rounds of new cpu-sec/op, new sec/op (a step of 10× the median or more in some arm's block; with the null arm it stays in the test): 3, 7")
+	noNull := synth(1, 12, 0.01, 1.1)
+	noNull.Null = nil
+	b.Reset()
+	require.NoError(t, WriteRows(&b, []report.Row{{Arm: "new", Unit: "sec/op", Verdict: judge(t, noNull), Stalled: []int{3}}}, names))
+	assert.Contains(t, strings.Join(strings.Fields(b.String()), " "), "stalled rounds of new sec/op (a step of 10× the median or more in some arm's block; when not every arm's, the round is quarantined if its spread shows it): 3",
+		"without the null arm the screen's rule still sets such a round aside")
 	assert.Equal(t, 1, strings.Count(out, "stalled rounds of"), "listed once for the rows that share them")
 	assert.Contains(t, out, "extreme-spread quarantine lifted (new cpu-sec/op)")
 	assert.Equal(t, "more CPU", Outcome(nullband.Slower, "cpu-sec/op"))
@@ -252,7 +258,8 @@ func TestWriteRowsStallsAndRelief(t *testing.T) {
 // quarantined rounds one line each with counts, naming the flag that
 // lists them; without it every list is written in full.
 func TestBrief(t *testing.T) {
-	s := synth(8, 12, 0.01, 1.0)
+	s := synth(1, 16, 0.01, 1.0)
+	s.Null = nil        // with a null arm no round is set aside (nullband)
 	s.Candidate[5] *= 3 // one wild block: quarantined as extreme
 	v := judge(t, s)
 	require.Equal(t, 2, v.Quarantined)
@@ -272,7 +279,7 @@ func TestBrief(t *testing.T) {
 	out := b.String()
 	flat := strings.Join(strings.Fields(out), " ")
 	assert.Contains(t, flat, "equivalent (new sec/op, new p50-sec/op, null sec/op): the 90% interval lies inside ±2.0% (-delta).")
-	assert.Contains(t, flat, "stalled rounds (a step of 10× the median or more in some arm's block): 2 of 12 for new, 1 of 20 for null; -v lists them.")
+	assert.Contains(t, flat, "stalled rounds (a step of 10× the median or more in some arm's block): 2 of 16 for new, 1 of 20 for null; -v lists them.")
 	assert.Contains(t, flat, "quarantined rounds (the +Nq of the rounds column, left out of the test): 4 in 2 rows: 4 extreme (the arms spread past the row's limit); -v lists them with their values.")
 	assert.NotContains(t, out, "stalled rounds of")
 	assert.NotContains(t, out, "quarantined rounds of")
@@ -285,7 +292,7 @@ func TestBrief(t *testing.T) {
 	rows[1].Stalled = []int{3}
 	b.Reset()
 	require.NoError(t, WriteRows(&b, rows, n))
-	assert.Contains(t, strings.Join(strings.Fields(b.String()), " "), "): 2 of 12 for new sec/op, 1 of 12 for new p50-sec/op, 1 of 20 for null; -v lists them.")
+	assert.Contains(t, strings.Join(strings.Fields(b.String()), " "), "): 2 of 16 for new sec/op, 1 of 16 for new p50-sec/op, 1 of 20 for null; -v lists them.")
 
 	// Nothing stalled or quarantined: no count line.
 	b.Reset()
@@ -298,7 +305,7 @@ func TestBrief(t *testing.T) {
 	require.NoError(t, WriteRows(&b, rows, names))
 	full := strings.Join(strings.Fields(b.String()), " ")
 	assert.Contains(t, full, "stalled rounds of new sec/op (a step of 10× the median")
-	assert.Contains(t, full, "quarantined rounds of new sec/op (left out of the test): round 2: ")
+	assert.Contains(t, full, "quarantined rounds of new sec/op (left out of the test): round 5: ")
 	assert.Contains(t, full, "two one-sided tests")
 	assert.NotContains(t, full, "-v lists")
 }
