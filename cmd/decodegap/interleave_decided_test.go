@@ -44,7 +44,7 @@ func TestInterleaveUntilDecided(t *testing.T) {
 		maxUsed      int
 	}{
 		{"slower", 1200, 1, 30, "slower", true, 10},
-		{"same", 1000, 0.2, 30, "equivalent", true, 12},
+		{"same", 1000, 0.2, 30, "equivalent", true, 16}, // equivalence needs 14 used rounds (nullband.EqFloor)
 		{"noisy", 1000, 30, 8, "undecided", false, 8},
 	} {
 		t.Run(c.name, func(t *testing.T) {
