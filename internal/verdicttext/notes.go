@@ -163,6 +163,22 @@ func reasonText(x nullband.Reason, rows []Row, n Names) string {
 			list = append(list, label(r))
 		}
 		return fmt.Sprintf("no null arm (%s): whether the arms shared the host's conditions was not checked.", strings.Join(list, ", "))
+	case nullband.BelowEqFloor:
+		for _, r := range rows {
+			list = append(list, fmt.Sprintf("%s: %d used of %d", label(r), r.Verdict.Used, r.Verdict.EqFloor))
+		}
+		s := fmt.Sprintf("not yet equivalent (%s): the interval lies inside ±%s, but equivalence needs %d used rounds, enough to see a change that shows in only some rounds",
+			strings.Join(list, "; "), pct(v.Delta), v.EqFloor)
+		if n.Rounds != "" {
+			s += fmt.Sprintf("; raise %s", n.Rounds)
+		}
+		return s + "."
+	case nullband.QuarantineChangesCall:
+		for _, r := range rows {
+			list = append(list, fmt.Sprintf("%s: %s on all %d complete rounds, %d of them set aside", label(r),
+				Outcome(r.Verdict.Unscreened, r.Metric), r.Verdict.Used+r.Verdict.Quarantined, r.Verdict.Quarantined))
+		}
+		return fmt.Sprintf("withheld: judged with the rounds the screen set aside, the call changes (%s); the call rested on those rounds; see the quarantined rounds below.", strings.Join(list, "; "))
 	case nullband.Continuing:
 		for _, r := range rows {
 			list = append(list, fmt.Sprintf("%s: %d rounds", label(r), len(r.Verdict.Rounds)))

@@ -332,3 +332,26 @@ func causes(v nullband.Verdict) []nullband.Cause {
 	}
 	return c
 }
+
+// The equivalence guards have words that carry their numbers: the floor
+// of used rounds, and the call that judging every round would change.
+func TestWriteRowsEquivalenceGuards(t *testing.T) {
+	few := judge(t, synth(3, 10, 0.002, 1.0))
+	require.True(t, few.Has(nullband.BelowEqFloor), "%v", few.Reasons)
+	var b bytes.Buffer
+	require.NoError(t, WriteRows(&b, []report.Row{{Arm: "new", Unit: "sec/op", Verdict: few}}, names))
+	flat := strings.Join(strings.Fields(b.String()), " ")
+	assert.Contains(t, flat, fmt.Sprintf("not yet equivalent (new sec/op: 10 used of %d): the interval lies inside ±2.0%%, but equivalence needs %d used rounds", few.EqFloor, few.EqFloor))
+	assert.Contains(t, flat, "; raise -rounds.")
+
+	s := synth(7, 16, 0.01, 1.0)
+	s.Null = nil
+	s.Candidate[5] *= 3
+	changed := judge(t, s)
+	require.True(t, changed.Has(nullband.QuarantineChangesCall), "%v", changed.Reasons)
+	b.Reset()
+	require.NoError(t, WriteRows(&b, []report.Row{{Arm: "new", Unit: "sec/op", Verdict: changed}}, names))
+	flat = strings.Join(strings.Fields(b.String()), " ")
+	assert.Contains(t, flat, fmt.Sprintf("withheld: judged with the rounds the screen set aside, the call changes (new sec/op: %s on all 16 complete rounds, %d of them set aside)",
+		Outcome(changed.Unscreened, "sec/op"), changed.Quarantined))
+}
