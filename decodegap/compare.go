@@ -18,6 +18,7 @@ import (
 	"github.com/gapbench/gapbench/decodegap/internal/gap"
 	"github.com/gapbench/gapbench/internal/durfmt"
 	"github.com/gapbench/gapbench/internal/judge"
+	"github.com/gapbench/gapbench/internal/levels"
 	"github.com/gapbench/gapbench/internal/report"
 	"github.com/gapbench/gapbench/internal/trace"
 	"github.com/gapbench/gapbench/nullband"
@@ -118,6 +119,8 @@ func Compare(b *testing.B, cfg CompareConfig, arms ...Arm) {
 	}
 	writeGapConfig(cfg.Gap) // provenance.go
 	c := &comparison{s: s, cfg: &cfg, arms: all, n: n, host: h, plan: p, bench: b.Name(), start: time.Now()}
+	c.slicing = chooseSlice(&cfg, len(all), n) // slice.go
+	configLine("slice", c.slicing.Config())
 	if err := c.measure(); err != nil {
 		if path, werr := c.savePartial(); path != "" {
 			b.Fatalf("decodegap.Compare: %v; the rounds completed before it are kept in %s (benchfmt)", err, path)
@@ -144,6 +147,8 @@ type comparison struct {
 	plan  plan
 	bench string
 	start time.Time
+	// slicing is how the rounds run: sliced in turns, or whole blocks.
+	slicing levels.Slicing
 	// rounds is the number of rounds run for every GOMAXPROCS setting;
 	// done counts the blocks run.
 	rounds, done int
@@ -211,11 +216,11 @@ func (c *comparison) round(pi, r int) error {
 	blocks := len(p.procs) * p.count * len(c.arms)
 	var sliced []*result
 	var runs []*runner
-	if c.cfg.Slice > 0 {
+	if turn := c.slicing.Turn; turn > 0 {
 		var err error
-		sliced, runs, err = measureSliced(c.s, c.n, c.cfg.Slice, c.arms, c.order[pi][r], c.host)
+		sliced, runs, err = measureSliced(c.s, c.n, turn, c.arms, c.order[pi][r], c.host)
 		if err != nil {
-			return fmt.Errorf("round %d of %d at GOMAXPROCS %d, sliced (CompareConfig.Slice = %d): %w", r+1, p.count, procs, c.cfg.Slice, err)
+			return fmt.Errorf("round %d of %d at GOMAXPROCS %d, sliced in turns of %d steps (CompareConfig.Slice = %d): %w", r+1, p.count, procs, turn, c.cfg.Slice, err)
 		}
 	}
 	for _, a := range c.order[pi][r] {

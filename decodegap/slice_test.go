@@ -21,15 +21,14 @@ func TestCheckSliceNamesTheFieldAndTheLeastSlice(t *testing.T) {
 		n    int
 		want string
 	}{
-		{CompareConfig{Slice: -1}, 300, "CompareConfig.Slice = -1: want >= 0 (0: each arm's block runs whole)"},
 		{CompareConfig{Slice: 10, Gap: Gap{Open: true, Mean: time.Millisecond}}, 300, "CompareConfig.Slice = 10 with CompareConfig.Gap.Open"},
-		{CompareConfig{Slice: 4}, 300, "CompareConfig.Slice = 4 with blocks of 300 steps: at most 64 turns a block, so want Slice >= 5 (or 0)"},
+		{CompareConfig{Slice: 4}, 300, "CompareConfig.Slice = 4 with blocks of 300 steps: at most 64 turns a block, so want Slice >= 5 (or 0: chosen, -1: whole blocks)"},
 	} {
 		err := checkSlice(&tc.cfg, tc.n)
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), tc.want)
 	}
-	for _, ok := range []CompareConfig{{}, {Slice: 5}, {Slice: 300}, {Slice: 1000}} {
+	for _, ok := range []CompareConfig{{}, {Slice: SliceWhole}, {Slice: 5}, {Slice: 300}, {Slice: 1000}, {Slice: SliceWhole, Gap: Gap{Open: true}}} {
 		assert.NoError(t, checkSlice(&ok, 300), "Slice %d", ok.Slice)
 	}
 }

@@ -75,7 +75,7 @@ func TestBenchScriptRunsTheComparisonAndPrintsTheVerdicts(t *testing.T) {
 	// every gap, then the census of each spinning setting.
 	assert.Contains(t, printed, "in 3 interleaved rounds (-count 3): gaps 0s and 100µs with 64 steps per arm (-benchtime=64x), 2ms with 64 (-benchtime=64x); equivalent within ±5% (BENCH_DELTA)")
 	assert.Contains(t, printed, "full output in "+file)
-	assert.Contains(t, printed, "bench.sh: gap 2ms: at most 3 rounds (-count 3) of -benchtime=64x within -vad.budget=0s (0s: none), turns of -vad.slice=30 steps (0: blocks whole), ")
+	assert.Contains(t, printed, "bench.sh: gap 2ms: at most 3 rounds (-count 3) of -benchtime=64x within -vad.budget=0s (0s: none), -vad.slice=0 (0: Compare chooses turns or whole blocks, -1: whole), ")
 	assert.Regexp(t, `\n  decided: \d+ of 18 step-latency rows \(mean and median step, 3 arms × 3 gaps\) in \d+s of BenchmarkVAD, at most 3 rounds a gap \(BENCH_COUNT\)\n`, printed)
 	assert.Contains(t, printed, "decodegap.Compare: BenchmarkVAD/gap=0s: round 1/3, ", "Compare's progress reaches the terminal")
 	assertArmTable(t, printed, []string{"sec/op", "p50-sec/op", "p90-sec/op", "cpu/wall", "gap-sec/op", "null-ratio"})
