@@ -162,6 +162,43 @@ func TestCompareSlicedJudgesTheSlowerArm(t *testing.T) {
 	assert.False(t, strings.Contains(out, "FAIL"), out)
 }
 
+// compareAutoChild is the "compare-auto" mode: two arms at a 2 ms gap,
+// CompareConfig.Slice unset.
+func compareAutoChild(b *testing.B) {
+	Compare(b, CompareConfig{Window: 8, Seed: 3, Gap: Gap{Mean: 2 * time.Millisecond}, Screen: Screen{Thresholds: neverContended}},
+		Arm{Name: "fast", Open: Func(spinFor(5 * time.Microsecond))},
+		Arm{Name: "slow", Open: Func(spinFor(10 * time.Microsecond))})
+}
+
+// Issue 33, point 4: with Slice unset, Compare slices a 2 ms gap in turns
+// of 30 steps, and says so in a configuration line and above the
+// verdicts.
+func TestCompareSlicesALongGapByDefault(t *testing.T) {
+	out, err := runChildArgs(t, "compare-auto", "-test.benchtime=64x", "-test.count=2", "-test.cpu=1")
+	require.NoError(t, err, out)
+	assert.Contains(t, out, "\nslice: turn=30 reason=long-gap\n")
+	assert.Contains(t, strings.Join(strings.Fields(out), " "), "rounds sliced: the arms take turns of 30 recorded steps, 60ms of gaps (CompareConfig.Slice unset: at a gap of 2ms")
+	assert.Len(t, benchResults(t, out), 2*3, out)
+}
+
+func TestChooseSliceFromCompareConfig(t *testing.T) {
+	for _, tc := range []struct {
+		cfg  CompareConfig
+		arms int
+		turn int
+	}{
+		{CompareConfig{Gap: Gap{Mean: 2 * time.Millisecond}}, 3, 30},
+		{CompareConfig{Gap: Gap{Mean: 2 * time.Millisecond}, Slice: SliceWhole}, 3, 0},
+		{CompareConfig{Gap: Gap{Mean: 2 * time.Millisecond, Open: true}}, 3, 0},
+		{CompareConfig{Gap: Gap{Mean: 2 * time.Millisecond}, NoNullArm: true}, 1, 0},
+		{CompareConfig{Gap: Gap{Mean: 100 * time.Microsecond}}, 3, 0},
+		{CompareConfig{Gap: Gap{Mean: 100 * time.Microsecond}, Slice: 250}, 3, 250},
+	} {
+		assert.Equal(t, tc.turn, chooseSlice(&tc.cfg, tc.arms, 300).Turn, "%+v", tc.cfg)
+	}
+	assert.Equal(t, 79, chooseSlice(&CompareConfig{Gap: Gap{Mean: 2 * time.Millisecond}}, 3, 5000).Turn, "at least N/64")
+}
+
 func TestPoolCPUCountsOnlyTheThreadsTheArmsOpenCreated(t *testing.T) {
 	before := []int{10, 11}        // there before the open (another arm's pool among them)
 	setup := []int{10, 11, 20, 21} // after the open: 20 and 21 are the arm's
