@@ -1,6 +1,9 @@
 package levels
 
 import (
+	"fmt"
+	"math"
+	"os"
 	"testing"
 	"time"
 
@@ -38,4 +41,43 @@ func TestChooseSlice(t *testing.T) {
 	}
 	assert.Equal(t, "turn=30 reason=long-gap", ChooseSlice(0, 2*ms, false, 5, 300, 5).Config())
 	assert.Equal(t, "turn=0 reason=short-gap", ChooseSlice(0, 0, false, 5, 300, 5).Config())
+}
+
+// TestSlicedRoundsToTheTarget simulates the choice of SliceGap: the
+// rounds a comparison of 300-step blocks at a 2 ms gap needs for an MDE
+// of 10% and 5% on the median (80% power, at the 99.2% first Holm level
+// of a median row among three candidate arms), with the per-round spread
+// of ln(b/a) measured by BenchmarkVADAlternate (docs/noise-levels.md):
+// whole blocks ±20.8% (quiet) and ±18.5% (load 5), turns of 10 steps
+// ±3.7% and ±4.6%; rounds' weather ±15%, which the pairing cancels.
+// GAPBENCH_SLICE_SIM=1 prints the table; without it one row is checked.
+//
+//	GAPBENCH_SLICE_SIM=1 go test -run TestSlicedRoundsToTheTarget -v ./internal/levels
+func TestSlicedRoundsToTheTarget(t *testing.T) {
+	conf := 1 - 0.05*2/12
+	cases := []struct {
+		name   string
+		spread float64 // σ of ln(b/a) a round
+	}{{"whole blocks, quiet", 0.208}, {"whole blocks, load 5", 0.185}, {"turns, quiet", 0.037}, {"turns, load 5", 0.046}}
+	trials := 400
+	if os.Getenv("GAPBENCH_SLICE_SIM") == "" {
+		cases, trials = []struct {
+			name   string
+			spread float64
+		}{cases[0], cases[2]}, 100
+	}
+	need := map[string]int{}
+	for _, c := range cases {
+		tr := Truth{StepSigma: 0.3, BetweenSigma: c.spread / math.Sqrt2, RoundSigma: 0.15}
+		p := Plan{Steps: 300, Blocks: 1}
+		for _, target := range []float64{0.10, 0.05} {
+			r, _ := tr.SimulatedRounds(p, target, conf, 8, 400, trials, 1)
+			p.Rounds = 40
+			t.Logf("%s (±%.1f%%): MDE %.0f%% at %d rounds; MDE at 40 rounds %.1f%%", c.name, 100*c.spread, 100*target, r, 100*tr.SimulatedMDE(p, conf, trials, 1))
+			p.Rounds = 0
+			need[fmt.Sprintf("%s %.2f", c.name, target)] = r
+		}
+	}
+	assert.Greater(t, need["whole blocks, quiet 0.10"], 40, "whole blocks: 10% out of reach within 40 rounds")
+	assert.LessOrEqual(t, need["turns, quiet 0.10"], 10, "turns: 10% within 10 rounds")
 }
