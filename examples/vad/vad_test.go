@@ -105,8 +105,14 @@ func TestBenchScriptRunsTheComparisonAndPrintsTheVerdicts(t *testing.T) {
 		}
 	}
 	assert.Equal(t, gapNames, gaps, verdicts)
+	// Each block opens with how Compare ran the rounds (CompareConfig.Slice
+	// unset): whole blocks below 1 ms, turns of 30 steps at 2 ms.
+	slicing := map[string]string{"gap=0s": "rounds whole: each arm's block of 64 steps runs on its own (CompareConfig.Slice unset: the gap 0s is below 1ms",
+		"gap=100µs": "rounds whole: each arm's block of 64 steps runs on its own (CompareConfig.Slice unset: the gap 100µs is below 1ms",
+		"gap=2ms":   "rounds sliced: the arms take turns of 30 recorded steps, 60ms of gaps (CompareConfig.Slice unset: at a gap of 2ms"}
 	for _, g := range gapNames {
-		assert.Regexp(t, `^  arm\s+metric\s+verdict\s`, blocks[g], g)
+		assert.True(t, strings.HasPrefix(strings.Join(strings.Fields(blocks[g]), " "), slicing[g]), "%s:\n%s", g, blocks[g])
+		assert.Regexp(t, `(?m)^  arm\s+metric\s+verdict\s`, blocks[g], g)
 		for _, s := range Settings[1:] {
 			for _, m := range []string{"sec/op", "p50-sec/op", "cpu-sec/op"} {
 				assert.Regexp(t, `(?m)^  `+regexp.QuoteMeta(s.Name)+`\s+`+regexp.QuoteMeta(m)+`\s`, blocks[g], "%s: a row for %s on %s", g, s.Name, m)
