@@ -59,7 +59,9 @@ const NullArm = "null"
 // the rounds itself: every arm once per round as a block of N steps (N of
 // -benchtime=Nx; gaps, warm-up and steady-state detection as Run's), in an
 // order drawn afresh each round from CompareConfig.Seed, with no arm twice
-// in a row across a round boundary. A null arm, a second instance of the
+// in a row across a round boundary; at closed-loop gaps of 1 ms or more
+// the arms of a round take turns of 60 ms of gaps instead
+// (CompareConfig.Slice). A null arm, a second instance of the
 // first arm, runs in every round unless CompareConfig.NoNullArm is set; it
 // calibrates the verdicts: each arm against the first on its mean step
 // (ns/op), median step (p50-ns/op) and CPU time per step (cpu-ns/op),
@@ -68,7 +70,8 @@ const NullArm = "null"
 // different weather or held a stall offered to the quarantine); the null
 // arm's own rows against the first arm are printed as the A/A check. The
 // order and the verdict table are printed after the arms' lines. With one
-// -cpu value Compare stops once every verdict is decided or
+// -cpu value Compare stops once every verdict is decided and the A/A
+// rows have an interval (judge.Decided), or
 // CompareConfig.TimeBudget is spent, and each arm then prints one line per
 // round run; with several, every value gets the rounds the first ran.
 //
