@@ -18,6 +18,7 @@ import (
 	"github.com/gapbench/gapbench/decodegap/internal/gap"
 	"github.com/gapbench/gapbench/internal/durfmt"
 	"github.com/gapbench/gapbench/internal/judge"
+	"github.com/gapbench/gapbench/internal/levels"
 	"github.com/gapbench/gapbench/internal/report"
 	"github.com/gapbench/gapbench/internal/trace"
 	"github.com/gapbench/gapbench/nullband"
@@ -58,7 +59,9 @@ const NullArm = "null"
 // the rounds itself: every arm once per round as a block of N steps (N of
 // -benchtime=Nx; gaps, warm-up and steady-state detection as Run's), in an
 // order drawn afresh each round from CompareConfig.Seed, with no arm twice
-// in a row across a round boundary. A null arm, a second instance of the
+// in a row across a round boundary; at closed-loop gaps of 1 ms or more
+// the arms of a round take turns of 60 ms of gaps instead
+// (CompareConfig.Slice). A null arm, a second instance of the
 // first arm, runs in every round unless CompareConfig.NoNullArm is set; it
 // calibrates the verdicts: each arm against the first on its mean step
 // (ns/op), median step (p50-ns/op) and CPU time per step (cpu-ns/op),
@@ -68,8 +71,8 @@ const NullArm = "null"
 // arm's own rows against the first arm are printed as the A/A check. The
 // order and the verdict table are printed after the arms' lines (without
 // -v the stalled and quarantined rounds counted, one line each; -v lists
-// them). With one
-// -cpu value Compare stops once every verdict is decided or
+// them). With one -cpu value Compare stops once every verdict is decided
+// and the A/A rows have an interval (judge.Decided), or
 // CompareConfig.TimeBudget is spent, and each arm then prints one line per
 // round run; with several, every value gets the rounds the first ran.
 //
@@ -120,6 +123,8 @@ func Compare(b *testing.B, cfg CompareConfig, arms ...Arm) {
 	}
 	writeGapConfig(cfg.Gap) // provenance.go
 	c := &comparison{s: s, cfg: &cfg, arms: all, n: n, host: h, plan: p, bench: b.Name(), start: time.Now()}
+	c.slicing = chooseSlice(&cfg, len(all), n) // slice.go
+	configLine("slice", c.slicing.Config())
 	if err := c.measure(); err != nil {
 		if path, werr := c.savePartial(); path != "" {
 			b.Fatalf("decodegap.Compare: %v; the rounds completed before it are kept in %s (benchfmt)", err, path)
@@ -146,6 +151,8 @@ type comparison struct {
 	plan  plan
 	bench string
 	start time.Time
+	// slicing is how the rounds run: sliced in turns, or whole blocks.
+	slicing levels.Slicing
 	// rounds is the number of rounds run for every GOMAXPROCS setting;
 	// done counts the blocks run.
 	rounds, done int
@@ -213,11 +220,11 @@ func (c *comparison) round(pi, r int) error {
 	blocks := len(p.procs) * p.count * len(c.arms)
 	var sliced []*result
 	var runs []*runner
-	if c.cfg.Slice > 0 {
+	if turn := c.slicing.Turn; turn > 0 {
 		var err error
-		sliced, runs, err = measureSliced(c.s, c.n, c.cfg.Slice, c.arms, c.order[pi][r], c.host)
+		sliced, runs, err = measureSliced(c.s, c.n, turn, c.arms, c.order[pi][r], c.host)
 		if err != nil {
-			return fmt.Errorf("round %d of %d at GOMAXPROCS %d, sliced (CompareConfig.Slice = %d): %w", r+1, p.count, procs, c.cfg.Slice, err)
+			return fmt.Errorf("round %d of %d at GOMAXPROCS %d, sliced in turns of %d steps (CompareConfig.Slice = %d): %w", r+1, p.count, procs, turn, c.cfg.Slice, err)
 		}
 	}
 	for _, a := range c.order[pi][r] {

@@ -293,8 +293,17 @@ type CompareConfig struct {
 	// needs far fewer rounds. Every instance of a round stays open for the
 	// round; the counter figures leave out the other arms' turns (CPU
 	// time is the arm's own threads': its turns on the loop thread and
-	// the threads its Open started), the host's span the round. At least N/64 (rounded up); 0, the default,
-	// runs each block whole. Not with Gap.Open.
+	// the threads its Open started), the host's span the round. At least
+	// N/64 (rounded up); not with Gap.Open.
+	//
+	// 0, the default, chooses: a closed-loop gap of 1 ms or more with two
+	// arms or more (the null arm counts) is sliced in turns of 60 ms of
+	// gaps (30 steps at 2 ms; at least 10 and N/64 steps, and only when a
+	// block holds two turns); shorter gaps, open loops and a lone arm run
+	// whole blocks. SliceWhole (< 0) runs whole blocks always. The
+	// choice is written as the slice: configuration line ("turn=30
+	// reason=long-gap", internal/levels.SliceReason) and in words above
+	// the verdicts.
 	Slice int
 	// JSON, when set, names a folder Compare writes its verdict rows to as
 	// JSON (schema gapbench.report/v1, docs/guide/json.md): one file per
@@ -407,3 +416,7 @@ func (c *RunConfig) validate() error {
 	}
 	return nil
 }
+
+// SliceWhole is CompareConfig.Slice for whole blocks whatever the gap:
+// each arm's block of N steps runs on its own, one arm after another.
+const SliceWhole = -1

@@ -48,6 +48,8 @@ func BenchmarkChild(b *testing.B) {
 		compareChild(b)
 	case "compare-sliced":
 		compareSlicedChild(b)
+	case "compare-auto":
+		compareAutoChild(b)
 	case "compare-seq":
 		compareSeqChild(b)
 	case "compare-20":

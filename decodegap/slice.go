@@ -7,6 +7,7 @@ import (
 	"runtime/debug"
 
 	"github.com/gapbench/gapbench/decodegap/internal/gap"
+	"github.com/gapbench/gapbench/internal/levels"
 )
 
 // maxSlices is the most turns one arm may take in a sliced round: each
@@ -15,21 +16,31 @@ import (
 // would mix a turn's snapshots with another's.
 const maxSlices = maxSnapshots / 2
 
-// checkSlice checks CompareConfig.Slice against the block size n: a
-// slice of at least n/maxSlices steps (rounded up), and no open loop.
+// checkSlice checks a CompareConfig.Slice that is set against the block
+// size n: a turn of at least n/maxSlices steps (rounded up), and no open
+// loop. Below 0 (SliceWhole) and 0 (chosen by chooseSlice) are valid.
 func checkSlice(cfg *CompareConfig, n int) error {
 	switch {
-	case cfg.Slice < 0:
-		return fmt.Errorf("CompareConfig.Slice = %d: want >= 0 (0: each arm's block runs whole)", cfg.Slice)
-	case cfg.Slice == 0:
+	case cfg.Slice <= 0:
 		return nil
 	case cfg.Gap.Open:
-		return fmt.Errorf("CompareConfig.Slice = %d with CompareConfig.Gap.Open: a slice would break the arrival schedule; set Slice to 0", cfg.Slice)
+		return fmt.Errorf("CompareConfig.Slice = %d with CompareConfig.Gap.Open: a slice would break the arrival schedule; set Slice to %d (SliceWhole)", cfg.Slice, SliceWhole)
 	}
-	if least := (n + maxSlices - 1) / maxSlices; cfg.Slice < least {
-		return fmt.Errorf("CompareConfig.Slice = %d with blocks of %d steps: at most %d turns a block, so want Slice >= %d (or 0)", cfg.Slice, n, maxSlices, least)
+	if least := leastSlice(n); cfg.Slice < least {
+		return fmt.Errorf("CompareConfig.Slice = %d with blocks of %d steps: at most %d turns a block, so want Slice >= %d (or 0: chosen, %d: whole blocks)", cfg.Slice, n, maxSlices, least, SliceWhole)
 	}
 	return nil
+}
+
+// leastSlice is the fewest steps of a turn for blocks of n steps.
+func leastSlice(n int) int { return (n + maxSlices - 1) / maxSlices }
+
+// chooseSlice is the slicing of Compare's rounds (levels.ChooseSlice):
+// CompareConfig.Slice as set, or, unset, turns of 60 ms of gaps at gaps
+// of 1 ms or more (closed loop, two arms or more), whole blocks below.
+// arms counts the arms of a round with the null arm, n a block's steps.
+func chooseSlice(cfg *CompareConfig, arms, n int) levels.Slicing {
+	return levels.ChooseSlice(cfg.Slice, cfg.Gap.Mean, cfg.Gap.Open, arms, n, leastSlice(n))
 }
 
 // slicedArm is one arm's instance in a sliced round.

@@ -21,15 +21,14 @@ func TestCheckSliceNamesTheFieldAndTheLeastSlice(t *testing.T) {
 		n    int
 		want string
 	}{
-		{CompareConfig{Slice: -1}, 300, "CompareConfig.Slice = -1: want >= 0 (0: each arm's block runs whole)"},
 		{CompareConfig{Slice: 10, Gap: Gap{Open: true, Mean: time.Millisecond}}, 300, "CompareConfig.Slice = 10 with CompareConfig.Gap.Open"},
-		{CompareConfig{Slice: 4}, 300, "CompareConfig.Slice = 4 with blocks of 300 steps: at most 64 turns a block, so want Slice >= 5 (or 0)"},
+		{CompareConfig{Slice: 4}, 300, "CompareConfig.Slice = 4 with blocks of 300 steps: at most 64 turns a block, so want Slice >= 5 (or 0: chosen, -1: whole blocks)"},
 	} {
 		err := checkSlice(&tc.cfg, tc.n)
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), tc.want)
 	}
-	for _, ok := range []CompareConfig{{}, {Slice: 5}, {Slice: 300}, {Slice: 1000}} {
+	for _, ok := range []CompareConfig{{}, {Slice: SliceWhole}, {Slice: 5}, {Slice: 300}, {Slice: 1000}, {Slice: SliceWhole, Gap: Gap{Open: true}}} {
 		assert.NoError(t, checkSlice(&ok, 300), "Slice %d", ok.Slice)
 	}
 }
@@ -161,6 +160,43 @@ func TestCompareSlicedJudgesTheSlowerArm(t *testing.T) {
 	ratio, _ := strconv.ParseFloat(v[1], 64)
 	assert.Greater(t, ratio, 1.5)
 	assert.False(t, strings.Contains(out, "FAIL"), out)
+}
+
+// compareAutoChild is the "compare-auto" mode: two arms at a 2 ms gap,
+// CompareConfig.Slice unset.
+func compareAutoChild(b *testing.B) {
+	Compare(b, CompareConfig{Window: 8, Seed: 3, Gap: Gap{Mean: 2 * time.Millisecond}, Screen: Screen{Thresholds: neverContended}},
+		Arm{Name: "fast", Open: Func(spinFor(5 * time.Microsecond))},
+		Arm{Name: "slow", Open: Func(spinFor(10 * time.Microsecond))})
+}
+
+// Issue 33, point 4: with Slice unset, Compare slices a 2 ms gap in turns
+// of 30 steps, and says so in a configuration line and above the
+// verdicts.
+func TestCompareSlicesALongGapByDefault(t *testing.T) {
+	out, err := runChildArgs(t, "compare-auto", "-test.benchtime=64x", "-test.count=2", "-test.cpu=1")
+	require.NoError(t, err, out)
+	assert.Contains(t, out, "\nslice: turn=30 reason=long-gap\n")
+	assert.Contains(t, strings.Join(strings.Fields(out), " "), "rounds sliced: the arms take turns of 30 recorded steps, 60ms of gaps (CompareConfig.Slice unset: at a gap of 2ms")
+	assert.Len(t, benchResults(t, out), 2*3, out)
+}
+
+func TestChooseSliceFromCompareConfig(t *testing.T) {
+	for _, tc := range []struct {
+		cfg  CompareConfig
+		arms int
+		turn int
+	}{
+		{CompareConfig{Gap: Gap{Mean: 2 * time.Millisecond}}, 3, 30},
+		{CompareConfig{Gap: Gap{Mean: 2 * time.Millisecond}, Slice: SliceWhole}, 3, 0},
+		{CompareConfig{Gap: Gap{Mean: 2 * time.Millisecond, Open: true}}, 3, 0},
+		{CompareConfig{Gap: Gap{Mean: 2 * time.Millisecond}, NoNullArm: true}, 1, 0},
+		{CompareConfig{Gap: Gap{Mean: 100 * time.Microsecond}}, 3, 0},
+		{CompareConfig{Gap: Gap{Mean: 100 * time.Microsecond}, Slice: 250}, 3, 250},
+	} {
+		assert.Equal(t, tc.turn, chooseSlice(&tc.cfg, tc.arms, 300).Turn, "%+v", tc.cfg)
+	}
+	assert.Equal(t, 79, chooseSlice(&CompareConfig{Gap: Gap{Mean: 2 * time.Millisecond}}, 3, 5000).Turn, "at least N/64")
 }
 
 func TestPoolCPUCountsOnlyTheThreadsTheArmsOpenCreated(t *testing.T) {

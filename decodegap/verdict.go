@@ -131,6 +131,9 @@ func writeSummary(w io.Writer, bench string, sum *compareSummary) {
 // summary writes the order and the verdicts of every setting.
 func (c *comparison) summary() *compareSummary {
 	var lines []string
+	if l := verdicttext.SliceLine(c.slicing, "CompareConfig.Slice"); l != "" {
+		lines = append(lines, strings.Split(strings.TrimSuffix(l, "\n"), "\n")...)
+	}
 	for pi, procs := range c.plan.procs {
 		var o strings.Builder
 		fmt.Fprintf(&o, "order at GOMAXPROCS %d (CompareConfig.Seed = %d):", procs, c.s.seed)

@@ -15,7 +15,8 @@
 #   COUNT     the most rounds, -count (Compare stops once every verdict is
 #             decided)                                        (default 40)
 #   TRUTH     the extra costs, -vad.truth                     (default 0.05,0.10)
-#   SLICE     CompareConfig.Slice, -vad.slice (default 0: blocks whole)
+#   SLICE     CompareConfig.Slice, -vad.slice (default 0: Compare chooses,
+#             turns of 30 steps at 2ms; -1: blocks whole)
 #   SPIN_CPU  when set, a spinner (decodegap spin) pinned to that CPU runs
 #             through every trial: the "under load" case
 #   KEEP      folder for every trial's output (default: a temporary one)

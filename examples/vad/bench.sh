@@ -36,10 +36,12 @@
 #                     docs/noise-levels.md, the noise there is between
 #                     blocks, so shorter blocks and more rounds pay)
 #   BENCH_SLICE_2MS   steps per turn at the 2ms gap, -vad.slice
-#                     (CompareConfig.Slice; default 30): each round's arms
-#                     take turns of this many steps, so that they share the
-#                     host's weather (docs/noise-levels.md); 0 runs every
-#                     block whole
+#                     (CompareConfig.Slice; default 0: Compare chooses,
+#                     turns of 30 steps at 2ms): each round's arms take
+#                     turns, so that they share the host's weather
+#                     (docs/noise-levels.md); -1 runs every block whole.
+#                     Gaps 0s and 100µs get 0 too, where Compare runs
+#                     whole blocks
 #   BENCH_DELTA       the margin of "equivalent", -vad.delta
 #                     (CompareConfig.Verdict.Delta; default 5%): an arm is
 #                     equivalent when its interval lies within ±BENCH_DELTA.
@@ -71,7 +73,7 @@ budget=${BENCH_BUDGET:-300}
 count=${BENCH_COUNT:-}
 steps=${BENCH_STEPS:-4000}
 steps2ms=${BENCH_STEPS_2MS:-300}
-slice2ms=${BENCH_SLICE_2MS:-30}
+slice2ms=${BENCH_SLICE_2MS:-0}
 delta=${BENCH_DELTA:-5%}
 cap2ms=
 census_steps=${BENCH_CENSUS_STEPS:-1000}
@@ -101,7 +103,7 @@ if [ -n "${BENCH_PLAN:-}" ]; then
 	cap2ms=$((plan_rounds * ${plan_blocks:-1}))
 fi
 case $budget in '' | *[!0-9]*) die "BENCH_BUDGET=$budget: want whole seconds" ;; esac
-case $slice2ms in '' | *[!0-9]*) die "BENCH_SLICE_2MS=$slice2ms: want a whole number of steps (0: blocks whole)" ;; esac
+[[ $slice2ms =~ ^(-1|[0-9]+)$ ]] || die "BENCH_SLICE_2MS=$slice2ms: want a whole number of steps (0: Compare chooses, -1: blocks whole)"
 [[ $delta =~ ^[0-9]+(\.[0-9]+)?%$ ]] || die "BENCH_DELTA=$delta: want a percentage, e.g. 5%"
 arms=5 # BenchmarkVAD's four settings and the null arm
 
@@ -173,7 +175,7 @@ for g in 0s 100µs 2ms; do
 	fi
 	[ "$g" = 2ms ] && [ -n "$cap2ms" ] && c=$cap2ms
 	[ "$c" -gt "$most" ] && most=$c
-	echo "bench.sh: gap $g: at most $c rounds (-count $c) of -benchtime=${n}x within -vad.budget=$tb (0s: none), turns of -vad.slice=$sl steps (0: blocks whole), $((SECONDS - t0))s of the budget spent"
+	echo "bench.sh: gap $g: at most $c rounds (-count $c) of -benchtime=${n}x within -vad.budget=$tb (0s: none), -vad.slice=$sl (0: Compare chooses turns or whole blocks, -1: whole), $((SECONDS - t0))s of the budget spent"
 	# -test.v: each block's log, whose "host: contended" line is the
 	# weather's source (without -v Compare prints only the result lines).
 	run BenchmarkVAD -test.v -test.bench "^BenchmarkVAD\$/^gap=$g\$" -test.benchtime="${n}x" -test.count "$c" -vad.budget="$tb" -vad.slice="$sl" -vad.delta="$delta"

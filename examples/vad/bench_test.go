@@ -61,7 +61,7 @@ func BenchmarkVADRealtime(b *testing.B) {
 }
 
 // sliceFlag is CompareConfig.Slice for every gap of BenchmarkVAD.
-var sliceFlag = flag.Int("vad.slice", 0, "CompareConfig.Slice: the arms of a round take turns of this many recorded steps (0: each arm's block runs whole)")
+var sliceFlag = flag.Int("vad.slice", 0, "CompareConfig.Slice: the arms of a round take turns of this many recorded steps (0: Compare chooses, turns at gaps of 1ms or more; -1: each arm's block runs whole)")
 
 // budgetFlag is CompareConfig.TimeBudget for each gap of BenchmarkVAD.
 var budgetFlag = flag.Duration("vad.budget", 0, "CompareConfig.TimeBudget: each gap's rounds stop once every verdict is decided, -count rounds ran, or this budget cannot pay for another round (0: no budget)")

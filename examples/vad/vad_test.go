@@ -75,7 +75,7 @@ func TestBenchScriptRunsTheComparisonAndPrintsTheVerdicts(t *testing.T) {
 	// every gap, then the census of each spinning setting.
 	assert.Contains(t, printed, "in 3 interleaved rounds (-count 3): gaps 0s and 100µs with 64 steps per arm (-benchtime=64x), 2ms with 64 (-benchtime=64x); equivalent within ±5% (BENCH_DELTA)")
 	assert.Contains(t, printed, "full output in "+file)
-	assert.Contains(t, printed, "bench.sh: gap 2ms: at most 3 rounds (-count 3) of -benchtime=64x within -vad.budget=0s (0s: none), turns of -vad.slice=30 steps (0: blocks whole), ")
+	assert.Contains(t, printed, "bench.sh: gap 2ms: at most 3 rounds (-count 3) of -benchtime=64x within -vad.budget=0s (0s: none), -vad.slice=0 (0: Compare chooses turns or whole blocks, -1: whole), ")
 	assert.Regexp(t, `\n  decided: \d+ of 18 step-latency rows \(mean and median step, 3 arms × 3 gaps\) in \d+s of BenchmarkVAD, at most 3 rounds a gap \(BENCH_COUNT\)\n`, printed)
 	assert.Contains(t, printed, "decodegap.Compare: BenchmarkVAD/gap=0s: round 1/3, ", "Compare's progress reaches the terminal")
 	assertArmTable(t, printed, []string{"sec/op", "p50-sec/op", "p90-sec/op", "cpu/wall", "gap-sec/op", "null-ratio"})
@@ -105,8 +105,14 @@ func TestBenchScriptRunsTheComparisonAndPrintsTheVerdicts(t *testing.T) {
 		}
 	}
 	assert.Equal(t, gapNames, gaps, verdicts)
+	// Each block opens with how Compare ran the rounds (CompareConfig.Slice
+	// unset): whole blocks below 1 ms, turns of 30 steps at 2 ms.
+	slicing := map[string]string{"gap=0s": "rounds whole: each arm's block of 64 steps runs on its own (CompareConfig.Slice unset: the gap 0s is below 1ms",
+		"gap=100µs": "rounds whole: each arm's block of 64 steps runs on its own (CompareConfig.Slice unset: the gap 100µs is below 1ms",
+		"gap=2ms":   "rounds sliced: the arms take turns of 30 recorded steps, 60ms of gaps (CompareConfig.Slice unset: at a gap of 2ms"}
 	for _, g := range gapNames {
-		assert.Regexp(t, `^  arm\s+metric\s+verdict\s`, blocks[g], g)
+		assert.True(t, strings.HasPrefix(strings.Join(strings.Fields(blocks[g]), " "), slicing[g]), "%s:\n%s", g, blocks[g])
+		assert.Regexp(t, `(?m)^  arm\s+metric\s+verdict\s`, blocks[g], g)
 		for _, s := range Settings[1:] {
 			for _, m := range []string{"sec/op", "p50-sec/op", "cpu-sec/op"} {
 				assert.Regexp(t, `(?m)^  `+regexp.QuoteMeta(s.Name)+`\s+`+regexp.QuoteMeta(m)+`\s`, blocks[g], "%s: a row for %s on %s", g, s.Name, m)

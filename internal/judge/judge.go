@@ -116,10 +116,11 @@ func FamilyWeight(t *Table, p Policy) float64 {
 // stops a table's rounds when Look says it is decided. Stopping early
 // costs power, never error. A row that the extreme-spread quarantine
 // starves is judged without it, as Judge does. A decided look is confirmed with the
-// replicates the final family judgement uses. need is the most further
+// replicates the final family judgement uses, and waits for the table's
+// null rows to have an interval (the A/A check, as Decided). need is the most further
 // rounds a row's estimate says it needs (math.MaxInt32 when unknown).
 func Look(t *Table, p Policy, total float64) (decided bool, need int) {
-	c, _, err := members(t, p)
+	c, nulls, err := members(t, p)
 	if err != nil || len(c) == 0 || !(total > 0) {
 		return false, math.MaxInt32
 	}
@@ -165,7 +166,44 @@ func Look(t *Table, p Policy, total float64) (decided bool, need int) {
 			}
 		}
 	}
+	if decided && !nullsChecked(nulls, c, p, alpha, total) {
+		return false, need
+	}
 	return decided, need
+}
+
+// nullsChecked reports whether every null row of a Look has a finite
+// interval or a decided verdict (report.Row.Checked: the A/A check ran),
+// each judged at the first level of weighted Holm in a null family whose
+// total weight is total scaled by the table's null to candidate weight
+// (the same total where, as in pr, each table has one candidate arm).
+func nullsChecked(nulls, cands []member, p Policy, alpha, total float64) bool {
+	wc, wn := 0.0, 0.0
+	for _, m := range cands {
+		wc += m.row.Weight
+	}
+	for _, m := range nulls {
+		wn += m.row.Weight
+	}
+	if !(wc > 0) {
+		return true
+	}
+	for _, m := range nulls {
+		o := p.Options
+		o.Confidence = 1 - alpha*m.row.Weight/(total*wn/wc)
+		if o.EqConfidence == 0 {
+			o.EqConfidence = 1 - alpha
+		}
+		v, err := nullband.Judge(m.s, o)
+		row := report.Row{Verdict: v, Kind: report.NullCheck}
+		if err != nil {
+			row.Err = err.Error()
+		}
+		if !row.Checked() {
+			return false
+		}
+	}
+	return true
 }
 
 // ErrNothingToJudge is returned (wrapped) when a table holds no value of
@@ -307,9 +345,12 @@ func starved(v nullband.Verdict) bool {
 	return noInterval && len(v.Rounds)-other >= v.NeedRounds
 }
 
-// Decided reports whether every candidate row is decided
-// (report.Row.Decided), or for a table with no candidate (A/A) every null
-// row: the stop of a sequential run. No rows is not decided.
+// Decided reports whether a sequential run may stop at rows: every
+// candidate row decided (report.Row.Decided) and the A/A check run (every
+// null row's interval finite, report.CheckOf): a run stopped before the
+// null rows have an interval could never find a null arm that moved. For
+// a table with no candidate (A/A) every null row must be decided. No rows
+// is not decided.
 func Decided(rows []report.Row) bool {
 	kind := report.NullCheck // an A/A table: the null rows decide
 	for _, r := range rows {
@@ -327,7 +368,7 @@ func Decided(rows []report.Row) bool {
 		}
 		n++
 	}
-	return n > 0
+	return n > 0 && report.CheckOf(rows) != report.CheckNotRun
 }
 
 // Samples returns arm's samples against base on unit of bench,

@@ -225,3 +225,74 @@ func TestJudgeAllOneFamilyAcrossTables(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 2, one[0].Verdict.FamilySize)
 }
+
+// TestStopWaitsForTheAACheck (issue 33, point 3): a candidate 50% slower
+// is decided within a handful of rounds, before the null rows (a
+// signed-rank family of their own) have an interval; the loop runs on
+// until they do, so that the A/A check could flag the host. A run whose
+// -count ends first says the A/A check did not run.
+func TestStopWaitsForTheAACheck(t *testing.T) {
+	const most = 40
+	p := Policy{Options: nullband.Options{MaxRounds: most}}
+	// synthetic(r, …) is the first r rounds of one series.
+	prefix := func(r int) *Table { return synthetic(r, 1.5, 3) }
+	look := func(r int) ([]report.Row, bool) {
+		rows, err := Judge(prefix(r), p)
+		require.NoError(t, err)
+		return rows, Decided(rows)
+	}
+	// The round at which every candidate row is decided: the old stop.
+	cands := 0
+	for r := 1; r <= most && cands == 0; r++ {
+		rows, _ := look(r)
+		ok := true
+		for _, row := range rows {
+			ok = ok && (row.Kind != report.Candidate || row.Decided())
+		}
+		if ok {
+			cands = r
+			assert.Equal(t, report.CheckNotRun, report.CheckOf(rows), "round %d: the null rows have no interval yet", r)
+		}
+	}
+	require.NotZero(t, cands)
+	require.LessOrEqual(t, cands, 6, "a 50% change at 1% noise decides early")
+
+	n, stop, err := Loop{MaxRounds: most}.Run(func(int) error { return nil }, func(r int) bool { _, d := look(r); return d })
+	require.NoError(t, err)
+	assert.Equal(t, AllDecided, stop)
+	assert.Greater(t, n, cands, "the loop waits for the null rows")
+	rows, _ := look(n)
+	assert.Equal(t, report.CheckRan, report.CheckOf(rows))
+	for _, row := range rows {
+		if row.Kind == report.NullCheck {
+			assert.True(t, row.Checked(), "%s: finite interval %v–%v or decided", row.Unit, row.Verdict.Lo, row.Verdict.Hi)
+		}
+	}
+	t.Logf("candidates decided at round %d, the A/A check ran at %d", cands, n)
+	prev, _ := look(n - 1)
+	assert.Equal(t, report.CheckNotRun, report.CheckOf(prev), "it stops at the first round the check ran")
+
+	// -count ends before: the A/A check did not run, and the rows say so.
+	n, stop, _ = Loop{MaxRounds: cands}.Run(func(int) error { return nil }, func(r int) bool { _, d := look(r); return d })
+	assert.Equal(t, []any{cands, OutOfRounds}, []any{n, stop})
+	rows, _ = look(cands)
+	assert.Equal(t, report.CheckNotRun, report.CheckOf(rows))
+}
+
+// Look (pr's per-table stop) waits for the null rows too.
+func TestLookWaitsForTheAACheck(t *testing.T) {
+	p := Policy{Options: nullband.Options{MaxRounds: 40}}
+	w := FamilyWeight(synthetic(5, 1.5, 3), p)
+	for r := 4; r <= 12; r++ {
+		tb := synthetic(r, 1.5, 3)
+		rows, err := Judge(tb, p)
+		require.NoError(t, err)
+		decided, _ := Look(tb, p, w)
+		if report.CheckOf(rows) == report.CheckNotRun {
+			assert.False(t, decided, "round %d: no stop before the null rows have an interval", r)
+		}
+		if r == 12 {
+			assert.True(t, decided, "decided, and the A/A check ran, by round 12")
+		}
+	}
+}

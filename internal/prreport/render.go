@@ -136,6 +136,20 @@ func notes(r Report, fail *FailOn) []string {
 			out = append(out, "Undecided rows never fail the check.")
 		}
 	}
+	if report.CheckOf(r.Rows) == report.CheckNotRun {
+		var open []string
+		for _, row := range r.Rows {
+			if row.Kind == report.NullCheck && !row.Checked() {
+				open = append(open, row.Bench+" "+row.Unit)
+			}
+		}
+		rows := "rows"
+		if len(open) == 1 {
+			rows = "row"
+		}
+		out = append(out, fmt.Sprintf("A/A check did not run on %d %s (%s): no interval yet, so a shift between base and its second instance could not be found there; raise -max-rounds or -budget.",
+			len(open), rows, strings.Join(open, ", ")))
+	}
 	if r.Fleet != nil { // [shard hook] a merged report names its runners (shardrender.go)
 		out = append(out, fleetLines(r)...)
 	} else {

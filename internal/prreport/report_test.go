@@ -225,3 +225,18 @@ func TestReportAARowsAndCPUWords(t *testing.T) {
 	assert.Contains(t, md, "A/A check failed: null, a second instance of base, differs from base")
 	assert.Empty(t, (&FailOn{Limit: 0.01}).Failing([]Row{aa}))
 }
+
+// An A/A row without an interval (pr's budget ended first) is an A/A
+// check that did not run, and the notes say so.
+func TestReportAACheckNotRun(t *testing.T) {
+	cand := row("Step-2", nullband.Slower, 1.2, 1.1, 1.3, 0.01)
+	aa := row("Step-2", nullband.Undecided, 1.0, 0, math.Inf(1), math.Inf(1))
+	aa.Kind, aa.Arm = report.NullCheck, ArmNull
+	var b bytes.Buffer
+	require.NoError(t, WriteMarkdown(&b, Report{Rows: []Row{cand, aa}, Alpha: 0.05, Delta: 0.02}, nil))
+	assert.Contains(t, b.String(), "A/A check did not run on 1 row (Step-2 sec/op): no interval yet")
+	aa.Verdict.Lo, aa.Verdict.Hi = 0.95, 1.05
+	b.Reset()
+	require.NoError(t, WriteMarkdown(&b, Report{Rows: []Row{cand, aa}, Alpha: 0.05, Delta: 0.02}, nil))
+	assert.NotContains(t, b.String(), "A/A check did not run")
+}

@@ -69,6 +69,10 @@ type Doc struct {
 	Created string `json:"created"`
 	// Rows are the verdicts, in the order the text table prints them.
 	Rows []JSONRow `json:"rows"`
+	// AACheck is CheckOf(rows): "ran", "not-run" (some null-check row
+	// has no interval yet: the run ended before the A/A check could flag
+	// the host) or "none" (no null arm).
+	AACheck string `json:"aa_check"`
 }
 
 // JSONRow is a Row in JSON: its identity, the verdict's numbers with
@@ -181,7 +185,7 @@ func ToJSON(r Row) JSONRow {
 // WriteJSON writes rows as one JSON document of command's, indented, with
 // Created set from now.
 func WriteJSON(w io.Writer, command string, now time.Time, rows []Row) error {
-	d := Doc{Schema: Schema, Command: command, Created: now.UTC().Format(time.RFC3339), Rows: []JSONRow{}}
+	d := Doc{Schema: Schema, Command: command, Created: now.UTC().Format(time.RFC3339), Rows: []JSONRow{}, AACheck: CheckOf(rows).String()}
 	for _, r := range rows {
 		d.Rows = append(d.Rows, ToJSON(r))
 	}

@@ -48,6 +48,7 @@ func TestJSONRoundTrip(t *testing.T) {
 	assert.Equal(t, Schema, d.Schema)
 	assert.Equal(t, "interleave", d.Command)
 	assert.Equal(t, "2026-12-01T20:00:00Z", d.Created)
+	assert.Equal(t, "not-run", d.AACheck, "the null-check row has too few rounds")
 	require.Len(t, d.Rows, 3)
 
 	r := d.Rows[0]

@@ -104,6 +104,58 @@ func (r Row) Decided() bool {
 	return r.Err == "" && r.Verdict.Outcome != nullband.Undecided
 }
 
+// Checked reports whether the row is decided or its interval is finite
+// (Verdict.Lo > 0 and Verdict.Hi < +Inf), with no error: for a NullCheck
+// row, whether the A/A check ran, since a null arm that moved can be
+// found only by an interval that excludes 1. Before a row has its used
+// rounds (nullband.TooFewRounds: Verdict.NeedRounds) it has none.
+func (r Row) Checked() bool {
+	v := r.Verdict
+	return r.Decided() || (r.Err == "" && v.Lo > 0 && v.Hi < math.Inf(1))
+}
+
+// Check is the state of a table's A/A check: its NullCheck rows.
+type Check int
+
+const (
+	// NoCheck: no NullCheck row (no null arm).
+	NoCheck Check = iota
+	// CheckRan: every NullCheck row is Checked: a null arm that moved
+	// could have been found.
+	CheckRan
+	// CheckNotRun: some NullCheck row is not Checked (too few used rounds
+	// at its level, or an error): the run ended before the A/A check
+	// could flag the host, and the verdicts beside it are not
+	// calibrated by it.
+	CheckNotRun
+)
+
+// String returns "none", "ran" or "not-run".
+func (c Check) String() string {
+	switch c {
+	case CheckRan:
+		return "ran"
+	case CheckNotRun:
+		return "not-run"
+	}
+	return "none"
+}
+
+// CheckOf returns the state of the A/A check of rows.
+func CheckOf(rows []Row) Check {
+	c := NoCheck
+	for _, r := range rows {
+		if r.Kind != NullCheck {
+			continue
+		}
+		if !r.Checked() {
+			return CheckNotRun
+		}
+		c = CheckRan
+	}
+	return c
+}
+
 // CPU reports whether the row's unit measures CPU time (a "cpu-" unit):
 // its renderers word faster and slower as less and more CPU.
 func (r Row) CPU() bool { return IsCPU(r.Unit) }

@@ -314,6 +314,9 @@ func checkLine(rows []Row, n Names) string {
 	if len(checks) == 0 {
 		return ""
 	}
+	if nr := notRunLine(checks, n); nr != "" && len(off) == 0 {
+		return nr
+	}
 	if len(off) == 0 {
 		rowsWord := "rows"
 		if len(checks) == 1 {
