@@ -198,7 +198,10 @@ func TestLoopStopsWhenDecidedOutOfRoundsOrBudget(t *testing.T) {
 }
 
 func TestLookDecidesAtTheFirstHolmLevel(t *testing.T) {
-	tb := synthetic(12, 1.10, 1)
+	// 14 rounds: the null rows' sec/op interval at its Holm level (weight
+	// 1 of 3, sequential to 30) is finite from 13 on, and the stop waits
+	// for it (TestStopWaitsForTheAACheck).
+	tb := synthetic(14, 1.10, 1)
 	p := Policy{Options: nullband.Options{MaxRounds: 30}}
 	w := FamilyWeight(tb, p)
 	assert.Equal(t, 3.0, w, "sec/op 1 + p50-sec/op 2")
