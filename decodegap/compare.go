@@ -66,7 +66,8 @@ const NullArm = "null"
 // calibrates the verdicts: each arm against the first on its mean step
 // (ns/op), median step (p50-ns/op) and CPU time per step (cpu-ns/op),
 // judged by internal/judge, the one judge of every gapbench route
-// (sequential, with -count the most rounds; rounds whose arms met
+// (sequential, with -count the most rounds; with the null arm every
+// complete round is judged, and only with NoNullArm are rounds whose arms met
 // different weather or held a stall offered to the quarantine); the null
 // arm's own rows against the first arm are printed as the A/A check. The
 // order and the verdict table are printed after the arms' lines (without
