@@ -178,12 +178,13 @@ type cellSet struct{ name, unit, base, head, change, verdict, mde, rounds string
 
 func cells(row Row, delta float64) cellSet {
 	v := row.Verdict
-	sc := benchunit.CommonScale([]float64{v.Base.Center, v.Candidate.Center}, benchunit.ClassOf(row.Unit))
+	base, head := columns(v)
+	sc := benchunit.CommonScale([]float64{base, head}, benchunit.ClassOf(row.Unit))
 	c := cellSet{
 		name: row.Bench,
 		unit: row.Unit,
-		base: num(v.Base.Center, sc),
-		head: num(v.Candidate.Center, sc),
+		base: num(base, sc),
+		head: num(head, sc),
 	}
 	if row.Pkg != "" {
 		c.name = shortPkg(row.Pkg) + "." + row.Bench
@@ -227,6 +228,22 @@ func cells(row Row, delta float64) cellSet {
 		c.rounds += fmt.Sprintf(" (+%d quarantined)", v.Quarantined)
 	}
 	return c
+}
+
+// columns returns the base and head columns of a row: the base's median
+// over the rounds judged (benchmath's, as benchstat prints it) and that
+// median times the verdict's estimate of B/A, so that head/base − 1 is
+// the change column. The head's own median is not shown: it comes from
+// another estimator (the median of the head's values, not the paired
+// estimate of the ratio) and can lie on the other side of the base from
+// the change (base 100, head 97, change +2%); the JSON has it as
+// benchstat.arm. NaN when the ratio or the base is unknown.
+func columns(v nullband.Verdict) (base, head float64) {
+	base = v.Base.Center
+	if !(v.Ratio > 0) || math.IsInf(v.Ratio, 0) {
+		return base, math.NaN()
+	}
+	return base, base * v.Ratio
 }
 
 // mark is the status column of the Markdown table.

@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"math"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -224,4 +226,36 @@ func TestReportAARowsAndCPUWords(t *testing.T) {
 	assert.Contains(t, md, "Check passed", "an A/A row never fails the gate")
 	assert.Contains(t, md, "A/A check failed: null, a second instance of base, differs from base")
 	assert.Empty(t, (&FailOn{Limit: 0.01}).Failing([]Row{aa}))
+}
+
+// The base and head columns agree with the change column: head/base − 1
+// is the change, also when the head's own median lies on the other side
+// of the base (a paired estimate of +2% beside medians 100 and 97).
+func TestColumnsAgreeWithChange(t *testing.T) {
+	for _, c := range []struct {
+		ratio, headMedian float64
+	}{{1.02, 0.97e-6}, {0.95, 1.01e-6}, {1.10, 1.10e-6}, {1.001, 0.9e-6}} {
+		r := row("X-2", nullband.Undecided, c.ratio, c.ratio-0.05, c.ratio+0.05, 0.02)
+		r.Verdict.Candidate.Center = c.headMedian
+		cs := cells(r, 0.02)
+		scale := map[string]float64{"n": 1e-9, "µ": 1e-6, "m": 1e-3}
+		parse := func(s string) float64 {
+			m := regexp.MustCompile(`^([0-9.]+)([nµm]?)$`).FindStringSubmatch(s)
+			require.NotNil(t, m, "cell %q", s)
+			f, err := strconv.ParseFloat(m[1], 64)
+			require.NoError(t, err)
+			return f * scale[m[2]]
+		}
+		base, head := parse(cs.base), parse(cs.head)
+		m := regexp.MustCompile(`^([+−])([0-9.]+)%`).FindStringSubmatch(cs.change)
+		require.NotNil(t, m, "change %q", cs.change)
+		change, err := strconv.ParseFloat(m[2], 64)
+		require.NoError(t, err)
+		if m[1] == "−" {
+			change = -change
+		}
+		// The cells are rounded to 4 significant figures and the change
+		// to 2: they agree within that rounding.
+		assert.InDelta(t, change, 100*(head/base-1), 0.06, "ratio %v: base %s head %s change %s", c.ratio, cs.base, cs.head, cs.change)
+	}
 }
