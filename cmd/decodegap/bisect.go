@@ -361,7 +361,7 @@ func (p *prComparer) Compare(ctx context.Context, good, cand string, conf float6
 		runner.NoScreen = "screening turned off (-screen=false)"
 	}
 	opt := nullband.Options{Confidence: conf, Delta: float64(p.f.delta), MaxRounds: p.f.maxRounds, MinRounds: p.f.minRounds}
-	sched := &prreport.Scheduler{Jobs: jobs, Runner: runner, Options: opt, Units: splitList(p.f.units),
+	sched := &prreport.Scheduler{Jobs: jobs, Runner: &prreport.RevisionRunner{Inner: runner, Base: build.Base, Head: build.Head}, Options: opt, Units: splitList(p.f.units),
 		Budget: p.f.budget, Out: p.out, Progress: p.log}
 	if err := sched.Run(ctx); err != nil {
 		return history.StepResult{}, err

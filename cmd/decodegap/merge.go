@@ -120,7 +120,7 @@ func runMerge(args []string, stdout, stderr io.Writer) int {
 		return fail("%v", err)
 	}
 	if f.json != "" {
-		if err := writeJSONRows(f.json, "merge", rep.Rows); err != nil {
+		if err := writeJSONReport(f.json, "merge", rep.Revisions(), rep.Rows); err != nil {
 			return fail("%v", err)
 		}
 	}

@@ -239,7 +239,8 @@ func runPR(args []string, stdout, stderr io.Writer) int {
 		Budget: f.budget, MaxFailed: f.run.maxFailed, Out: file, Progress: stderr} // [shard hook] options: a shard's share in full
 
 	w0 := startWeather()
-	sched.Runner = f.shard.wrap(runner, build, w0.host) // [shard hook]
+	revs := &prreport.RevisionRunner{Inner: runner, Base: build.Base, Head: build.Head}
+	sched.Runner = f.shard.wrap(revs, build, w0.host) // [shard hook]
 	runErr := sched.Run(ctx)
 	host := w0.end(sched.Runs, sched.Contended, f.screen && runner.Screener != nil)
 	status = 0
@@ -285,7 +286,7 @@ func (f prFlags) report(build *prreport.Build, jobs []*prreport.Job, unjudged []
 		return fail("%v", err)
 	}
 	if f.json != "" {
-		if err := writeJSONRows(f.json, "pr", rep.Rows); err != nil {
+		if err := writeJSONReport(f.json, "pr", rep.Revisions(), rep.Rows); err != nil {
 			return fail("%v", err)
 		}
 	}

@@ -12,6 +12,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/gapbench/gapbench/internal/report"
 )
 
 // shellWords splits a POSIX shell command line into words: single and
@@ -239,7 +241,17 @@ func TestPRRealRun(t *testing.T) {
 	assert.Contains(t, stderr.String(), "base: go test -c example.com/fix")
 	assert.Regexp(t, `fix BenchmarkTriple round \d+: `, stderr.String())
 
-	assert.Positive(t, rowsByKind(readJSONReport(t, out+".json", "pr"))["candidate head"])
+	doc := readJSONReport(t, out+".json", "pr")
+	assert.Positive(t, rowsByKind(doc)["candidate head"])
+	// The JSON records the commits compared, and the refs as given.
+	revParse := func(rev string) string {
+		b, err := exec.Command("git", "-C", repo, "rev-parse", rev).Output()
+		require.NoError(t, err)
+		return strings.TrimSpace(string(b))
+	}
+	require.NotNil(t, doc.Revisions)
+	assert.Equal(t, report.Revisions{Base: report.Revision{Ref: "HEAD~1", Commit: revParse("HEAD~1")},
+		Head: report.Revision{Ref: "HEAD", Commit: revParse("HEAD")}}, *doc.Revisions)
 	m, err := os.ReadFile(md)
 	require.NoError(t, err)
 	assert.Regexp(t, `^### Benchmarks: \d+ slower`, string(m))
@@ -249,6 +261,8 @@ func TestPRRealRun(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, string(data), "# decodegap pr: base HEAD~1 (")
 	assert.Contains(t, string(data), "arm: null")
+	assert.Contains(t, string(data), "\npr-base: HEAD~1 "+revParse("HEAD~1")+"\n", "the output names its commits, for history add")
+	assert.Contains(t, string(data), "\npr-head: HEAD "+revParse("HEAD")+"\n")
 	assert.Contains(t, string(data), "cpu-sec/op")
 
 	// The output file must not be overwritten.

@@ -22,8 +22,8 @@ import (
 // built from it.
 type Tree struct {
 	// Ref is the revision as given ("" for the work tree); Commit its
-	// full hash ("" for the work tree, whose files may differ from any
-	// commit).
+	// full hash: for the work tree HEAD's when git status lists no
+	// change, "" when it does (the files then differ from any commit).
 	Ref, Commit string
 	// Root is the directory of the tree's copy of the repository: a git
 	// worktree in a temporary directory, or the repository itself for the
@@ -139,6 +139,8 @@ func Prepare(ctx context.Context, c BuildConfig) (*Build, error) {
 			st, err := gitOut(ctx, top, "status", "--porcelain", "--untracked-files=no")
 			if err == nil && st != "" {
 				t.Dirty = true
+			} else if h, err := gitOut(ctx, top, "rev-parse", "--verify", "HEAD^{commit}"); err == nil {
+				t.Commit = h
 			}
 			return t, nil
 		}

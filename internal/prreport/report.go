@@ -111,6 +111,13 @@ type Report struct {
 	Fleet *Fleet
 }
 
+// Revisions returns the report's two revisions as the JSON report
+// records them.
+func (r Report) Revisions() *report.Revisions {
+	side := func(s Side) report.Revision { return report.Revision{Ref: s.Ref, Commit: s.Commit, Dirty: s.Dirty} }
+	return &report.Revisions{Base: side(r.Base), Head: side(r.Head)}
+}
+
 // Unjudgeable returns the benchmarks of un that were to be judged and could
 // not be: those whose runs failed (UnjudgedFailed) and those the budget left
 // unrun (UnjudgedNotRun). A benchmark present at one side only is not among
