@@ -241,8 +241,8 @@ func short(c string) string { return c[:min(10, len(c))] }
 // benchSel is a -bench pattern split as testing splits -test.bench: top
 // matches the top-level benchmarks' names (each becomes a job), and sub
 // ("" or "/…", the rest of the pattern) is passed on to each job's
-// -test.bench, so a job can be one sub-benchmark. A run that prints one
-// result gets prreport.UnitCPU; a run of several sub-benchmarks does not.
+// -test.bench, so a job can be one sub-benchmark. prreport.ProcessRunner
+// runs each leaf the pattern selects on its own, with its own N.
 type benchSel struct {
 	pattern string
 	top     *regexp.Regexp

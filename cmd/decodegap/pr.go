@@ -109,7 +109,7 @@ func parsePRFlags(args []string, stderr io.Writer) (f prFlags, pkgs []string, st
 	fs.IntVar(&f.minRounds, "min-rounds", 0, "first look of the sequential test, in `rounds`; 0 is the fewest that give an interval")
 	fs.Float64Var(&f.alpha, "alpha", 0.05, "family-wise error `rate` of the faster/slower calls across all rows (Holm)")
 	fs.Var(&f.delta, "delta", "equivalence `margin`, a percentage (2%) or a fraction (0.02): equivalent means within ±margin")
-	fs.StringVar(&f.benchtime, "benchtime", "100ms", "CPU `time` of one run (two calibration runs set the iterations N, then every run is -test.benchtime=Nx), or Nx")
+	fs.StringVar(&f.benchtime, "benchtime", "100ms", "CPU `time` of one run (calibration runs set each leaf benchmark's iterations N, then every run of it is -test.benchtime=Nx; each sub-benchmark runs alone), or Nx (every leaf N, all in one run)")
 	fs.StringVar(&f.bench, "bench", ".", "only benchmarks whose name matches this `regexp`")
 	fs.StringVar(&f.units, "unit", judge.DefaultUnitList, "comma-separated `units` to judge, those a benchmark reports (ns/op is sec/op; cpu-sec/op is decodegap.Run's cpu-ns/op, else the run's process CPU time per op; p50-sec/op is decodegap.Run's median step)")
 	fs.StringVar(&f.out, "o", "", "benchmark output `file` (must not exist); default pr-YYYYMMDD-HHMMSS.txt")

@@ -199,9 +199,9 @@ func TestJobContended(t *testing.T) {
 }
 
 func TestCalibrateBenchtime(t *testing.T) {
-	n, err := (&ProcessRunner{Benchtime: "500x"}).calibrate(context.Background(), &Job{})
+	ls, err := (&ProcessRunner{Benchtime: "500x"}).calibrate(context.Background(), &Job{})
 	require.NoError(t, err)
-	assert.Equal(t, 500, n, "Nx is taken as it is, nothing runs")
+	assert.Equal(t, []leaf{{n: 500}}, ls, "Nx is taken as it is, for the job as one leaf; nothing runs")
 	for _, bad := range []string{"0x", "abc", "-1s"} {
 		_, err := (&ProcessRunner{Benchtime: bad}).calibrate(context.Background(), &Job{})
 		assert.ErrorContains(t, err, "want a duration or Nx", bad)
