@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -48,7 +49,10 @@ verdict is faster and A/B − 1 exceeds half of -delta. Equivalent rows,
 changes the other way or smaller ones are not slower (not faster), and so
 is an undecided verdict whose interval excludes a change of -delta (B/A
 above 1+delta; with -faster, below 1/(1+delta)); any other undecided step
-ends the search with the range so far. The error rate -alpha is split
+ends the search with the range so far. A commit that does not build is
+skipped (git bisect skip): its nearest neighbour is compared instead; when
+only skipped commits are left, the report lists the candidates. The error
+rate -alpha is split
 evenly (Bonferroni) over the 1 + ⌈log2 n⌉ comparisons the search may need
 for n commits, so the chance that any step's call is false, and so that a
 wrong commit is named, is at most -alpha, in either direction.
@@ -331,6 +335,12 @@ func (p *prComparer) Compare(ctx context.Context, good, cand string, conf float6
 	fmt.Fprintf(p.log, "decodegap bisect: step %d: %s (candidate) against %s (good) at %.2f%% confidence\n", p.step, short(cand), short(good), conf*100)
 	build, err := prreport.Prepare(ctx, prreport.BuildConfig{Dir: p.f.dir, Base: good, Head: cand, Patterns: p.pkgs, Log: p.log})
 	if err != nil {
+		// A candidate that does not build is skipped (git bisect skip).
+		var be *prreport.BuildError
+		if errors.As(err, &be) && be.Side == "head" && ctx.Err() == nil {
+			fmt.Fprintf(p.log, "decodegap bisect: step %d: %s does not build: skipped\n", p.step, short(cand))
+			return history.StepResult{}, fmt.Errorf("%w: %w", history.ErrSkip, err)
+		}
 		return history.StepResult{}, err
 	}
 	defer build.Close()
