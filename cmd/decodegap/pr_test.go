@@ -140,6 +140,7 @@ func TestPRFlags(t *testing.T) {
 		{[]string{"-base", "main", "-delta", "0"}, "the margin must lie between 0 and 100%"},
 		{[]string{"-base", "main", "-alpha", "0.7"}, "-alpha 0.7"},
 		{[]string{"-base", "main", "-bench", "("}, "-bench: error parsing regexp"},
+		{[]string{"-base", "main", "-budget", "0"}, "-max-rounds 0 sets the rounds from -budget, and -budget is 0 (none)"},
 	} {
 		var errb bytes.Buffer
 		_, _, status, ok := parsePRFlags(c.args, &errb)
@@ -153,6 +154,10 @@ func TestPRFlags(t *testing.T) {
 	assert.InDelta(t, 0.015, float64(f.delta), 1e-12)
 	assert.Equal(t, []string{"./x"}, pkgs)
 	assert.Equal(t, 20*60.0, f.budget.Seconds())
+	assert.Equal(t, 0, f.maxRounds, "the rounds come from -budget")
+	f, _, _, ok = parsePRFlags([]string{"-base", "main", "-shard", "1/2"}, &errb)
+	require.True(t, ok, errb.String())
+	assert.Equal(t, 30, f.maxRounds, "a shard runs its share of a fixed total")
 }
 
 // prFixture builds a git repository of one package with two benchmarks and

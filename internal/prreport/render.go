@@ -130,11 +130,7 @@ func notes(r Report, fail *FailOn) []string {
 			pct(d.Median), d.Rows, pct(d.Max), d.MaxRow.Bench, d.MaxRow.Unit))
 	}
 	if c := Count(r.Rows); c.Undecided > 0 {
-		if n := roundsToDecide(r.Rows); n > 0 {
-			out = append(out, fmt.Sprintf("Undecided rows never fail the check; the slowest of them would need about %d rounds (this run allowed up to %d: raise -max-rounds or -budget).", n, r.MaxRounds))
-		} else {
-			out = append(out, "Undecided rows never fail the check.")
-		}
+		out = append(out, undecidedLine(r))
 	}
 	if r.Fleet != nil { // [shard hook] a merged report names its runners (shardrender.go)
 		out = append(out, fleetLines(r)...)
@@ -164,6 +160,33 @@ func notes(r Report, fail *FailOn) []string {
 		}
 	}
 	return out
+}
+
+// undecidedLine says that undecided rows never fail the check, the rounds
+// the slowest would need, and which limit stopped them: the advice names
+// -budget only when the budget was spent before the rounds reached
+// -max-rounds, and -max-rounds only when some reached it.
+func undecidedLine(r Report) string {
+	s := "Undecided rows never fail the check"
+	if n := roundsToDecide(r.Rows); n > 0 {
+		s += fmt.Sprintf("; the slowest of them would need about %d rounds", n)
+	}
+	st := r.Stops
+	left := ""
+	if r.Budget > 0 && r.Elapsed < r.Budget {
+		left = fmt.Sprintf(", with %s of -budget %s left", durfmt.Elapsed(r.Budget-r.Elapsed), durfmt.Elapsed(r.Budget))
+	}
+	switch {
+	case st.Capped > 0 && st.Budget > 0:
+		s += fmt.Sprintf(" (%d %s stopped at the %d rounds of -max-rounds, %d when -budget %s ran out: raise both)",
+			st.Capped, plural(st.Capped, "benchmark", "benchmarks"), r.MaxRounds, st.Budget, durfmt.Elapsed(r.Budget))
+	case st.Capped > 0:
+		s += fmt.Sprintf(" (this run stopped them at the %d rounds of -max-rounds%s: raise -max-rounds)", r.MaxRounds, left)
+	case st.Budget > 0:
+		s += fmt.Sprintf(" (-budget %s ran out before %s reached the %d rounds of -max-rounds: raise -budget)",
+			durfmt.Elapsed(r.Budget), plural(st.Budget, "it", "they"), r.MaxRounds)
+	}
+	return s + "."
 }
 
 func plural(n int, one, many string) string {

@@ -101,6 +101,10 @@ type Report struct {
 	// the time they took; MaxRounds the most rounds a benchmark could get.
 	Budget, Elapsed time.Duration
 	MaxRounds       int
+	// Stops counts the benchmarks that ended undecided by what stopped
+	// them (Scheduler.Stops): the advice under the table names the
+	// setting that was the limit, and only that one.
+	Stops Stops
 	// Host is the machine and its weather.
 	Host Host
 	// Names are the settings the verdict details name (internal/verdicttext;

@@ -81,7 +81,7 @@ func TestWriteMarkdown(t *testing.T) {
 	assert.Contains(t, md, "| ⚪ | p.Eq-2 | sec/op | 1.000µ | 1.001µ | +0.1% [−1%, +1%] (90%) | equivalent within ±2% | ±0.8% | 12 |")
 	assert.Contains(t, md, "False alarms: the chance that any of these 5 rows is called faster or slower while unchanged is at most 5%")
 	assert.Contains(t, md, "What this run could detect: changes beyond ±1% (median over 5 rows), ±6% at worst (Unk-2 sec/op).")
-	assert.Contains(t, md, "the slowest of them would need about 55 rounds (this run allowed up to 30")
+	assert.Contains(t, md, "the slowest of them would need about 55 rounds.", "no limit named: the report's Stops are zero")
 	assert.Contains(t, md, "<details><summary>Verdict details")
 	assert.Contains(t, md, "undecided: the 99% interval holds 1 and reaches past ±2.0%", "the reasons come from internal/verdicttext")
 	assert.Contains(t, md, "narrow it (-budget)")
