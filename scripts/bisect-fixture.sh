@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
-# bisect-fixture.sh DIR COMMITS SLOW_AT PERCENT: build a synthetic git
+# bisect-fixture.sh DIR COMMITS SLOW_AT PERCENT [BROKEN_AT]: build a synthetic git
 # repository in DIR (which must not exist) for 'decodegap bisect': a module
 # with one benchmark (BenchmarkWork: a fixed loop of integer work) and
 # COMMITS commits after the first (the good one). Commit number SLOW_AT
 # (1 … COMMITS) makes the loop PERCENT% longer; every other commit only
-# edits a note. SLOW_AT 0 plants nothing (a no-change search). The
+# edits a note. SLOW_AT 0 plants nothing (a no-change search). Commit
+# number BROKEN_AT (default 0: none) does not compile, and the commit after
+# it mends it (a commit 'decodegap bisect' must skip). The
 # commits' hashes, oldest first, are printed one a line (the first is
 # good, the last bad).
 set -euo pipefail
-dir=$1 n=$2 at=$3 pct=$4
+dir=$1 n=$2 at=$3 pct=$4 broken=${5:-0}
 mkdir "$dir"
 cd "$dir"
 git init -q
@@ -53,15 +55,23 @@ func BenchmarkWork(b *testing.B) {
 }
 EOF
 base=20000
-work $base
+loops=$base
+work $loops
 echo 0 > note.txt
 git add -A
 git commit -q -m "good"
 git rev-parse HEAD
 for i in $(seq 1 "$n"); do
 	if [ "$i" -eq "$at" ]; then
-		work $(( base + base * pct / 100 ))
+		loops=$(( base + base * pct / 100 ))
+		work $loops
 		git commit -q -am "commit $i: the loop $pct% longer"
+	elif [ "$i" -eq "$broken" ]; then
+		echo 'func Broken() { undefinedName() }' >> work.go
+		git commit -q -am "commit $i: does not compile"
+	elif [ "$broken" -gt 0 ] && [ "$i" -eq $(( broken + 1 )) ]; then
+		work $loops
+		git commit -q -am "commit $i: compiles again"
 	else
 		echo "$i" > note.txt
 		git commit -q -am "commit $i: a note"

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -48,7 +49,10 @@ verdict is faster and A/B − 1 exceeds half of -delta. Equivalent rows,
 changes the other way or smaller ones are not slower (not faster), and so
 is an undecided verdict whose interval excludes a change of -delta (B/A
 above 1+delta; with -faster, below 1/(1+delta)); any other undecided step
-ends the search with the range so far. The error rate -alpha is split
+ends the search with the range so far. A commit that does not build is
+skipped (git bisect skip): its nearest neighbour is compared instead; when
+only skipped commits are left, the report lists the candidates. The error
+rate -alpha is split
 evenly (Bonferroni) over the 1 + ⌈log2 n⌉ comparisons the search may need
 for n commits, so the chance that any step's call is false, and so that a
 wrong commit is named, is at most -alpha, in either direction.
@@ -241,8 +245,8 @@ func short(c string) string { return c[:min(10, len(c))] }
 // benchSel is a -bench pattern split as testing splits -test.bench: top
 // matches the top-level benchmarks' names (each becomes a job), and sub
 // ("" or "/…", the rest of the pattern) is passed on to each job's
-// -test.bench, so a job can be one sub-benchmark. A run that prints one
-// result gets prreport.UnitCPU; a run of several sub-benchmarks does not.
+// -test.bench, so a job can be one sub-benchmark. prreport.ProcessRunner
+// runs each leaf the pattern selects on its own, with its own N.
 type benchSel struct {
 	pattern string
 	top     *regexp.Regexp
@@ -331,6 +335,12 @@ func (p *prComparer) Compare(ctx context.Context, good, cand string, conf float6
 	fmt.Fprintf(p.log, "decodegap bisect: step %d: %s (candidate) against %s (good) at %.2f%% confidence\n", p.step, short(cand), short(good), conf*100)
 	build, err := prreport.Prepare(ctx, prreport.BuildConfig{Dir: p.f.dir, Base: good, Head: cand, Patterns: p.pkgs, Log: p.log})
 	if err != nil {
+		// A candidate that does not build is skipped (git bisect skip).
+		var be *prreport.BuildError
+		if errors.As(err, &be) && be.Side == "head" && ctx.Err() == nil {
+			fmt.Fprintf(p.log, "decodegap bisect: step %d: %s does not build: skipped\n", p.step, short(cand))
+			return history.StepResult{}, fmt.Errorf("%w: %w", history.ErrSkip, err)
+		}
 		return history.StepResult{}, err
 	}
 	defer build.Close()
@@ -361,7 +371,7 @@ func (p *prComparer) Compare(ctx context.Context, good, cand string, conf float6
 		runner.NoScreen = "screening turned off (-screen=false)"
 	}
 	opt := nullband.Options{Confidence: conf, Delta: float64(p.f.delta), MaxRounds: p.f.maxRounds, MinRounds: p.f.minRounds}
-	sched := &prreport.Scheduler{Jobs: jobs, Runner: runner, Options: opt, Units: splitList(p.f.units),
+	sched := &prreport.Scheduler{Jobs: jobs, Runner: &prreport.RevisionRunner{Inner: runner, Base: build.Base, Head: build.Head}, Options: opt, Units: splitList(p.f.units),
 		Budget: p.f.budget, Out: p.out, Progress: p.log}
 	if err := sched.Run(ctx); err != nil {
 		return history.StepResult{}, err

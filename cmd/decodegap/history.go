@@ -206,7 +206,7 @@ func historyAdd(name string, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(2, "%v", err)
 	}
-	var files []*history.File
+	var files, split []*history.File
 	for _, p := range paths {
 		data, err := readBenchFile(p)
 		if err != nil {
@@ -216,7 +216,26 @@ func historyAdd(name string, args []string, stdout, stderr io.Writer) int {
 		if err != nil {
 			return fail(2, "%v; nothing was stored", err)
 		}
-		files = append(files, f)
+		parts, unc, ok := history.SplitRevisions(f, data)
+		if !ok {
+			files = append(files, f)
+			continue
+		}
+		// A pr or bisect file holds two revisions: each is filed under
+		// its own commit, dated in git (unless -date).
+		if unc > 0 {
+			fmt.Fprintf(stderr, "decodegap history %s: %s: %d of its result lines measured a work tree with uncommitted changes, which no commit holds: not stored\n", name, p, unc)
+		}
+		for _, part := range parts {
+			if *date == "" {
+				d, err := commitDate(part.Prov.Commit)
+				if err != nil {
+					return fail(2, "%s: %v; give -date; nothing was stored", p, err)
+				}
+				part.Prov.Date = d
+			}
+			split = append(split, part)
+		}
 	}
 	def, err := defaultProvenance(*commit, *date, *host, *goVersion, files)
 	if err != nil {
@@ -224,6 +243,21 @@ func historyAdd(name string, args []string, stdout, stderr io.Writer) int {
 	}
 	for _, f := range files {
 		f.Fill(def, *force)
+	}
+	if len(split) > 0 {
+		// Their commits are their own: -commit does not apply, even
+		// with -force.
+		d := def
+		if *commit != "" {
+			if d, err = defaultProvenance("", *date, *host, *goVersion, nil); err != nil {
+				return fail(2, "%v; nothing was stored", err)
+			}
+		}
+		for _, f := range split {
+			d.Commit = f.Prov.Commit
+			f.Fill(d, *force)
+		}
+		files = append(files, split...)
 	}
 	var mismatched []noteFile
 	for _, n := range noted {
@@ -289,6 +323,16 @@ func readBenchFile(path string) ([]byte, error) {
 		err = fmt.Errorf("%s: more than %d bytes, more than a benchfmt file can be", path, maxBenchBytes)
 	}
 	return data, err
+}
+
+// commitDate is the committer date of commit in the git repository of
+// the current directory.
+func commitDate(commit string) (time.Time, error) {
+	out, err := exec.Command("git", "show", "-s", "--format=%cI", "--end-of-options", commit+"^{commit}").Output()
+	if err != nil {
+		return time.Time{}, fmt.Errorf("commit %s: no date from git (not in this clone?)", short(commit))
+	}
+	return time.Parse(time.RFC3339, strings.TrimSpace(string(out)))
 }
 
 // expandPaths replaces each directory by its regular files, in name

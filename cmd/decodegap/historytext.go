@@ -207,6 +207,9 @@ func writeBisect(w io.Writer, r *history.BisectResult, delta float64) {
 			s.Result.Outcome.Word(r.Direction), pct(s.Result.Ratio), pct(s.Result.Lo), pct(s.Result.Hi), s.Result.Rounds)
 	}
 	tw.Flush()
+	for _, sk := range r.Skipped {
+		fmt.Fprintf(w, "skipped %s (#%d): it does not build: %s\n", short(sk.Commit), sk.Index, buildMessage(sk.Err))
+	}
 	half := ""
 	if !math.IsNaN(delta) {
 		half = fmt.Sprintf(" (by more than %.1f%%, half of -delta)", delta*50)
@@ -224,11 +227,49 @@ func writeBisect(w io.Writer, r *history.BisectResult, delta float64) {
 	case history.WhyFailed:
 		fmt.Fprintf(w, "no commit named: step %d failed to build or run (its error is above); the %s, if any, is after %s and at or before %s (%d commits)\n",
 			len(r.Steps)+1, change, short(r.Commits[r.Lo]), short(r.Commits[r.Hi]), r.Hi-r.Lo)
+	case history.WhySkipped:
+		fmt.Fprintf(w, "no single commit named: every commit after %s and before %s was skipped (it does not build), so the first %s commit is one of these %d: %s\n",
+			short(r.Commits[r.Lo]), short(r.Commits[r.Hi]), dir, r.Hi-r.Lo, strings.Join(shortAll(r.Commits[r.Lo+1:r.Hi+1]), " "))
+	case history.WhyOutOfTests:
+		fmt.Fprintf(w, "no single commit named: the %d comparisons -alpha is split over were used, skipped commits having moved steps off the middle; the first %s commit is one of these %d: %s\n",
+			r.Tests, dir, r.Hi-r.Lo, strings.Join(shortAll(r.Commits[r.Lo+1:r.Hi+1]), " "))
 	case history.WhyUndecided:
 		last := r.Steps[len(r.Steps)-1].Result
 		fmt.Fprintf(w, "no commit named: step %d was undecided after %d rounds (-max-rounds, -budget); the %s, if any, is after %s and at or before %s (%d commits)\n",
 			len(r.Steps), last.Rounds, change, short(r.Commits[r.Lo]), short(r.Commits[r.Hi]), r.Hi-r.Lo)
 	}
+}
+
+// shortAll is short of each commit.
+func shortAll(commits []string) []string {
+	out := make([]string, len(commits))
+	for i, c := range commits {
+		out[i] = short(c)
+	}
+	return out
+}
+
+// buildMessage is the line of a build error that says what is wrong:
+// the first that names a Go file (the compiler's "./x.go:17:2: …"), else
+// the first line.
+func buildMessage(err error) string {
+	if err == nil {
+		return ""
+	}
+	lines := strings.Split(err.Error(), "\n")
+	for _, l := range lines {
+		if strings.Contains(l, ".go:") {
+			return strings.TrimSpace(l)
+		}
+	}
+	return lines[0]
+}
+
+// skipOut is a skipped commit in the JSON.
+type skipOut struct {
+	Commit string
+	Index  int
+	Error  string
 }
 
 type stepOut struct {
@@ -250,10 +291,16 @@ type bisectOut struct {
 	// words are its.
 	Direction string
 	Steps     []stepOut
-	Named     bool
-	First     string `json:",omitempty"`
-	Lo, Hi    string
-	Why       string
+	// Skipped are the commits skipped (they do not build).
+	Skipped []skipOut `json:",omitempty"`
+	Named   bool
+	First   string `json:",omitempty"`
+	Lo, Hi  string
+	// Candidates are the commits the first changed one is among when
+	// skipped commits leave it ambiguous (Why "skipped" or
+	// "out-of-tests"): those after Lo up to Hi.
+	Candidates []string `json:",omitempty"`
+	Why        string
 }
 
 // jsonFloat writes NaN as null.
@@ -273,9 +320,16 @@ func bisectJSON(r *history.BisectResult, delta float64) bisectOut {
 	}
 	out := bisectOut{Commits: r.Commits, Tests: r.Tests, Alpha: r.Alpha, Delta: jsonFloat(delta), Direction: r.Direction.String(),
 		Lo: r.Commits[r.Lo], Hi: r.Commits[r.Hi], Named: r.Why == history.WhyNamed,
-		Why: map[history.BisectWhy]string{history.WhyNamed: "named", history.WhyNoChange: noChange, history.WhyUndecided: "undecided", history.WhyFailed: "failed"}[r.Why]}
+		Why: map[history.BisectWhy]string{history.WhyNamed: "named", history.WhyNoChange: noChange, history.WhyUndecided: "undecided", history.WhyFailed: "failed",
+			history.WhySkipped: "skipped", history.WhyOutOfTests: "out-of-tests"}[r.Why]}
 	if out.Named {
 		out.First = r.Commits[r.First]
+	}
+	if r.Why == history.WhySkipped || r.Why == history.WhyOutOfTests {
+		out.Candidates = r.Commits[r.Lo+1 : r.Hi+1]
+	}
+	for _, sk := range r.Skipped {
+		out.Skipped = append(out.Skipped, skipOut{Commit: sk.Commit, Index: sk.Index, Error: sk.Err.Error()})
 	}
 	for _, s := range r.Steps {
 		out.Steps = append(out.Steps, stepOut{Good: s.Good, Candidate: s.Candidate, GoodIndex: s.GoodIndex, CandidateIndex: s.CandidateIndex,

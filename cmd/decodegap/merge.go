@@ -115,12 +115,13 @@ func runMerge(args []string, stdout, stderr io.Writer) int {
 		return fail("%v", err)
 	}
 	rep.Names = verdicttext.Names{Rounds: "-max-rounds", MaxRounds: "-max-rounds", Delta: "-delta"}
+	rep.Stops.Capped = prreport.Count(rep.Rows).Undecided // every shard ran its share in full
 	failOn, _ := prreport.ParseFailOn(f.failOn)
 	if err := prreport.WriteText(stdout, rep, failOn); err != nil {
 		return fail("%v", err)
 	}
 	if f.json != "" {
-		if err := writeJSONRows(f.json, "merge", rep.Rows); err != nil {
+		if err := writeJSONReport(f.json, "merge", rep.Revisions(), rep.Rows); err != nil {
 			return fail("%v", err)
 		}
 	}

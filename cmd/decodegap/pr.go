@@ -105,11 +105,11 @@ func parsePRFlags(args []string, stderr io.Writer) (f prFlags, pkgs []string, st
 	fs.StringVar(&f.base, "base", "", "base git `revision` (required), e.g. origin/main")
 	fs.StringVar(&f.head, "head", "", "head git `revision`; empty compares the work tree as it is")
 	fs.DurationVar(&f.budget, "budget", 20*time.Minute, "wall-clock `time` the rounds may take, shared across benchmarks (building is not counted); 0 for none")
-	fs.IntVar(&f.maxRounds, "max-rounds", 30, "most `rounds` of one benchmark (the sequential test spends its error rate over these)")
+	fs.IntVar(&f.maxRounds, "max-rounds", 0, "most `rounds` of one benchmark (the sequential test spends its error rate over these); 0 sets them from -budget after the first round: the rounds it pays for if every benchmark ran them all, 6 to 100 (30 with -shard)")
 	fs.IntVar(&f.minRounds, "min-rounds", 0, "first look of the sequential test, in `rounds`; 0 is the fewest that give an interval")
 	fs.Float64Var(&f.alpha, "alpha", 0.05, "family-wise error `rate` of the faster/slower calls across all rows (Holm)")
 	fs.Var(&f.delta, "delta", "equivalence `margin`, a percentage (2%) or a fraction (0.02): equivalent means within ±margin")
-	fs.StringVar(&f.benchtime, "benchtime", "100ms", "CPU `time` of one run (two calibration runs set the iterations N, then every run is -test.benchtime=Nx), or Nx")
+	fs.StringVar(&f.benchtime, "benchtime", "100ms", "CPU `time` of one run (calibration runs set each leaf benchmark's iterations N, then every run of it is -test.benchtime=Nx; each sub-benchmark runs alone), or Nx (every leaf N, all in one run)")
 	fs.StringVar(&f.bench, "bench", ".", "only benchmarks whose name matches this `regexp`")
 	fs.StringVar(&f.units, "unit", judge.DefaultUnitList, "comma-separated `units` to judge, those a benchmark reports (ns/op is sec/op; cpu-sec/op is decodegap.Run's cpu-ns/op, else the run's process CPU time per op; p50-sec/op is decodegap.Run's median step)")
 	fs.StringVar(&f.out, "o", "", "benchmark output `file` (must not exist); default pr-YYYYMMDD-HHMMSS.txt")
@@ -136,9 +136,11 @@ func parsePRFlags(args []string, stderr io.Writer) (f prFlags, pkgs []string, st
 	switch {
 	case f.base == "":
 		return bad("-base is required: the revision to compare against, e.g. -base origin/main")
-	case f.maxRounds < 2:
-		return bad("-max-rounds %d: want at least 2 (30 or so for 2%% effects)", f.maxRounds)
-	case f.minRounds < 0 || f.minRounds > f.maxRounds:
+	case f.maxRounds < 0 || f.maxRounds == 1:
+		return bad("-max-rounds %d: want at least 2 (30 or so for 2%% effects), or 0 to set them from -budget", f.maxRounds)
+	case f.maxRounds == 0 && f.budget == 0 && !f.shard.shard.Sharded():
+		return bad("-max-rounds 0 sets the rounds from -budget, and -budget is 0 (none): give one of them")
+	case f.minRounds < 0 || (f.maxRounds > 0 && f.minRounds > f.maxRounds):
 		return bad("-min-rounds %d: want 0 … -max-rounds (%d)", f.minRounds, f.maxRounds)
 	case !(f.alpha > 0 && f.alpha < 0.5):
 		return bad("-alpha %v: want a rate in (0, 0.5), e.g. 0.05", f.alpha)
@@ -156,6 +158,9 @@ func parsePRFlags(args []string, stderr io.Writer) (f prFlags, pkgs []string, st
 	}
 	if _, err := regexp.Compile(f.bench); err != nil {
 		return bad("-bench: %v", err)
+	}
+	if f.maxRounds == 0 && f.shard.shard.Sharded() {
+		f.maxRounds = 30 // a shard runs its share of a fixed total in full
 	}
 	if msg := f.shard.check(f); msg != "" { // [shard hook]
 		return bad("%s", msg)
@@ -227,8 +232,12 @@ func runPR(args []string, stdout, stderr io.Writer) int {
 		defer unlock()
 	}
 
-	fmt.Fprintf(file, "# decodegap pr: base %s, head %s, seed %d, %d benchmarks, budget %v, max %d rounds, -benchtime %s\n\n",
-		describeSide(build.Base), describeSide(build.Head), f.seed, len(jobs), f.budget, f.maxRounds, f.benchtime)
+	maxRounds := fmt.Sprintf("max %d rounds", f.maxRounds)
+	if f.maxRounds == 0 {
+		maxRounds = "max rounds from the budget"
+	}
+	fmt.Fprintf(file, "# decodegap pr: base %s, head %s, seed %d, %d benchmarks, budget %v, %s, -benchtime %s\n\n",
+		describeSide(build.Base), describeSide(build.Head), f.seed, len(jobs), f.budget, maxRounds, f.benchtime)
 	fmt.Fprintf(stderr, "decodegap pr: %d benchmarks in %d packages, budget %v, results into %s\n", len(jobs), len(build.Packages), f.budget, f.out)
 
 	runner := &prreport.ProcessRunner{Seed: f.seed, Benchtime: f.benchtime, Log: stderr, Timeout: f.run.runnerTimeout()}
@@ -239,7 +248,8 @@ func runPR(args []string, stdout, stderr io.Writer) int {
 		Budget: f.budget, MaxFailed: f.run.maxFailed, Out: file, Progress: stderr} // [shard hook] options: a shard's share in full
 
 	w0 := startWeather()
-	sched.Runner = f.shard.wrap(runner, build, w0.host) // [shard hook]
+	revs := &prreport.RevisionRunner{Inner: runner, Base: build.Base, Head: build.Head}
+	sched.Runner = f.shard.wrap(revs, build, w0.host) // [shard hook]
 	runErr := sched.Run(ctx)
 	host := w0.end(sched.Runs, sched.Contended, f.screen && runner.Screener != nil)
 	status = 0
@@ -277,15 +287,22 @@ func (f prFlags) report(build *prreport.Build, jobs []*prreport.Job, unjudged []
 		Head: prreport.Side{Ref: build.Head.Ref, Commit: build.Head.Commit, Dirty: build.Head.Dirty},
 		Rows: rows, Unjudged: append(unjudged, un...),
 		Alpha: f.alpha, Delta: float64(f.delta),
-		Budget: f.budget, Elapsed: sched.Elapsed(), MaxRounds: f.maxRounds,
+		Budget: f.budget, Elapsed: sched.Elapsed(), MaxRounds: sched.Options.MaxRounds,
 		Host:  host,
 		Names: verdicttext.Names{Rounds: "-budget", MaxRounds: "-max-rounds", Delta: "-delta"},
+	}
+	if status == 0 { // an interrupted run was stopped by neither limit
+		rep.Stops = sched.Stops()
+	}
+	if rep.Stops.Budget == 0 && rep.Stops.Capped > 0 {
+		// More rounds come from -max-rounds: the budget was left over.
+		rep.Names.Rounds = "-max-rounds"
 	}
 	if err := prreport.WriteText(stdout, rep, failOn); err != nil {
 		return fail("%v", err)
 	}
 	if f.json != "" {
-		if err := writeJSONRows(f.json, "pr", rep.Rows); err != nil {
+		if err := writeJSONReport(f.json, "pr", rep.Revisions(), rep.Rows); err != nil {
 			return fail("%v", err)
 		}
 	}

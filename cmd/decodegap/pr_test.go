@@ -12,6 +12,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/gapbench/gapbench/internal/report"
 )
 
 // shellWords splits a POSIX shell command line into words: single and
@@ -138,6 +140,7 @@ func TestPRFlags(t *testing.T) {
 		{[]string{"-base", "main", "-delta", "0"}, "the margin must lie between 0 and 100%"},
 		{[]string{"-base", "main", "-alpha", "0.7"}, "-alpha 0.7"},
 		{[]string{"-base", "main", "-bench", "("}, "-bench: error parsing regexp"},
+		{[]string{"-base", "main", "-budget", "0"}, "-max-rounds 0 sets the rounds from -budget, and -budget is 0 (none)"},
 	} {
 		var errb bytes.Buffer
 		_, _, status, ok := parsePRFlags(c.args, &errb)
@@ -151,6 +154,10 @@ func TestPRFlags(t *testing.T) {
 	assert.InDelta(t, 0.015, float64(f.delta), 1e-12)
 	assert.Equal(t, []string{"./x"}, pkgs)
 	assert.Equal(t, 20*60.0, f.budget.Seconds())
+	assert.Equal(t, 0, f.maxRounds, "the rounds come from -budget")
+	f, _, _, ok = parsePRFlags([]string{"-base", "main", "-shard", "1/2"}, &errb)
+	require.True(t, ok, errb.String())
+	assert.Equal(t, 30, f.maxRounds, "a shard runs its share of a fixed total")
 }
 
 // prFixture builds a git repository of one package with two benchmarks and
@@ -239,7 +246,17 @@ func TestPRRealRun(t *testing.T) {
 	assert.Contains(t, stderr.String(), "base: go test -c example.com/fix")
 	assert.Regexp(t, `fix BenchmarkTriple round \d+: `, stderr.String())
 
-	assert.Positive(t, rowsByKind(readJSONReport(t, out+".json", "pr"))["candidate head"])
+	doc := readJSONReport(t, out+".json", "pr")
+	assert.Positive(t, rowsByKind(doc)["candidate head"])
+	// The JSON records the commits compared, and the refs as given.
+	revParse := func(rev string) string {
+		b, err := exec.Command("git", "-C", repo, "rev-parse", rev).Output()
+		require.NoError(t, err)
+		return strings.TrimSpace(string(b))
+	}
+	require.NotNil(t, doc.Revisions)
+	assert.Equal(t, report.Revisions{Base: report.Revision{Ref: "HEAD~1", Commit: revParse("HEAD~1")},
+		Head: report.Revision{Ref: "HEAD", Commit: revParse("HEAD")}}, *doc.Revisions)
 	m, err := os.ReadFile(md)
 	require.NoError(t, err)
 	assert.Regexp(t, `^### Benchmarks: \d+ slower`, string(m))
@@ -249,6 +266,8 @@ func TestPRRealRun(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, string(data), "# decodegap pr: base HEAD~1 (")
 	assert.Contains(t, string(data), "arm: null")
+	assert.Contains(t, string(data), "\npr-base: HEAD~1 "+revParse("HEAD~1")+"\n", "the output names its commits, for history add")
+	assert.Contains(t, string(data), "\npr-head: HEAD "+revParse("HEAD")+"\n")
 	assert.Contains(t, string(data), "cpu-sec/op")
 
 	// The output file must not be overwritten.

@@ -88,7 +88,13 @@ func addJSONFlag(fs *flag.FlagSet, path *string) {
 
 // writeJSONRows writes rows as command's JSON report to path (writeAtomic).
 func writeJSONRows(path, command string, rows []report.Row) error {
-	if err := writeAtomic(path, func(w io.Writer) error { return report.WriteJSON(w, command, time.Now(), rows) }); err != nil {
+	return writeJSONReport(path, command, nil, rows)
+}
+
+// writeJSONReport is writeJSONRows with the revisions compared (pr,
+// merge; nil for none).
+func writeJSONReport(path, command string, rev *report.Revisions, rows []report.Row) error {
+	if err := writeAtomic(path, func(w io.Writer) error { return report.WriteJSONRevisions(w, command, time.Now(), rev, rows) }); err != nil {
 		return fmt.Errorf("-json %s: %w", path, err)
 	}
 	return nil

@@ -69,10 +69,16 @@ type StepResult struct {
 	Detail string
 }
 
+// ErrSkip is what a Comparer returns (wrapped) when the candidate cannot
+// be measured (it does not build): Bisect then skips the commit, as `git
+// bisect skip` does, and tries a neighbour.
+var ErrSkip = errors.New("the candidate cannot be measured")
+
 // Comparer compares candidate against good (both commit hashes) at
 // confidence (the step's share of the search's error rate), and answers
 // in the search's Direction: a Comparer for a Faster search says
-// StepChanged when the candidate is faster.
+// StepChanged when the candidate is faster. An error wrapping ErrSkip
+// skips the candidate; any other ends the search.
 type Comparer interface {
 	Compare(ctx context.Context, good, candidate string, confidence float64) (StepResult, error)
 }
@@ -101,13 +107,26 @@ type BisectResult struct {
 	// its words.
 	Direction Direction
 	Steps     []BisectStep
+	// Skipped are the commits the search skipped (their comparison
+	// returned ErrSkip), in the order tried.
+	Skipped []BisectSkip
 	// First is the index of the first changed commit, when the search
 	// named one; −1 otherwise. Lo and Hi bound the commits the search
 	// narrowed to: the change entered after Commits[Lo] and at or before
-	// Commits[Hi] (Hi == Lo+1 when named).
+	// Commits[Hi] (Hi == Lo+1 when named): any of Commits[Lo+1 … Hi] may
+	// be the first changed one.
 	First, Lo, Hi int
 	// Why says why no commit was named: WhyNamed when one was.
 	Why BisectWhy
+}
+
+// BisectSkip is a commit the search skipped.
+type BisectSkip struct {
+	// Index is its position in the commit list; Commit its hash.
+	Index  int
+	Commit string
+	// Err is the comparer's error (wrapping ErrSkip).
+	Err error
 }
 
 // BisectWhy is why a search ended.
@@ -124,6 +143,15 @@ const (
 	// WhyFailed: a comparison returned an error (Bisect returns it too);
 	// Steps holds the steps before it, Lo and Hi the range so far.
 	WhyFailed
+	// WhySkipped: every commit between Lo and Hi was skipped, so the
+	// first changed commit is one of Commits[Lo+1 … Hi] (git bisect's
+	// "only skipped commits left to test").
+	WhySkipped
+	// WhyOutOfTests: the search ran its Tests comparisons before the
+	// range was one commit: skipped commits made it compare off the
+	// middle, and a further comparison would take the error rate past
+	// Alpha. The first changed commit is one of Commits[Lo+1 … Hi].
+	WhyOutOfTests
 )
 
 // Bisect finds the first commit of commits (good first, bad last) that
@@ -132,9 +160,15 @@ const (
 // compares the bad end with good: unless that changed, the search names
 // nothing. Then it halves [lo, hi] as git bisect does, comparing the
 // middle commit with the last good one (lo): changed moves hi, unchanged
-// moves lo. An undecided step ends the search with the range so far.
-// Each of the at most 1 + ⌈log2 (len(commits)−1)⌉ comparisons is judged
-// at 1 − alpha/Tests, whichever the direction.
+// moves lo. An undecided step ends the search with the range so far. A
+// candidate the comparer skips (ErrSkip: it does not build) is left out,
+// and the commit nearest the middle that is not skipped is compared
+// instead; when every commit between lo and hi is skipped, the search
+// ends with the range (WhySkipped). Each of the at most
+// 1 + ⌈log2 (len(commits)−1)⌉ comparisons is judged at 1 − alpha/Tests,
+// whichever the direction; a search that skips may need more, and ends
+// with the range instead (WhyOutOfTests). The good and bad ends cannot be
+// skipped: an ErrSkip there ends the search (WhyFailed).
 func Bisect(ctx context.Context, commits []string, c Comparer, alpha float64, d Direction) (*BisectResult, error) {
 	if len(commits) < 2 {
 		return nil, errors.New("history: bisect needs a good and a bad commit")
@@ -146,6 +180,7 @@ func Bisect(ctx context.Context, commits []string, c Comparer, alpha float64, d 
 	tests := 1 + bits.Len(uint(n-1)) // 1 + ⌈log2 n⌉
 	r := &BisectResult{Commits: commits, Tests: tests, Alpha: alpha, Direction: d, First: -1, Lo: 0, Hi: n}
 	conf := 1 - alpha/float64(tests)
+	skipped := map[int]bool{}
 	step := func(good, cand int) (StepOutcome, error) {
 		res, err := c.Compare(ctx, commits[good], commits[cand], conf)
 		if err != nil {
@@ -167,8 +202,21 @@ func Bisect(ctx context.Context, commits []string, c Comparer, alpha float64, d 
 		return r, nil
 	}
 	for r.Hi-r.Lo > 1 {
-		mid := r.Lo + (r.Hi-r.Lo)/2
+		mid := middle(r.Lo, r.Hi, skipped)
+		switch {
+		case mid < 0:
+			r.Why = WhySkipped
+			return r, nil
+		case len(r.Steps) >= tests:
+			r.Why = WhyOutOfTests
+			return r, nil
+		}
 		o, err := step(r.Lo, mid)
+		if errors.Is(err, ErrSkip) && ctx.Err() == nil {
+			skipped[mid] = true
+			r.Skipped = append(r.Skipped, BisectSkip{Index: mid, Commit: commits[mid], Err: err})
+			continue
+		}
 		if err != nil {
 			r.Why = WhyFailed
 			return r, err
@@ -185,6 +233,21 @@ func Bisect(ctx context.Context, commits []string, c Comparer, alpha float64, d 
 	}
 	r.First, r.Why = r.Hi, WhyNamed
 	return r, nil
+}
+
+// middle returns the commit strictly between lo and hi nearest to their
+// middle that is not skipped (the lower of two as near), −1 when every
+// one is.
+func middle(lo, hi int, skipped map[int]bool) int {
+	m := lo + (hi-lo)/2
+	for dist := 0; m-dist > lo || m+dist < hi; dist++ {
+		for _, i := range []int{m - dist, m + dist} {
+			if i > lo && i < hi && !skipped[i] {
+				return i
+			}
+		}
+	}
+	return -1
 }
 
 // NaNStep is a StepResult with no numbers, for a comparer that has none.

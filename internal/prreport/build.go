@@ -22,8 +22,8 @@ import (
 // built from it.
 type Tree struct {
 	// Ref is the revision as given ("" for the work tree); Commit its
-	// full hash ("" for the work tree, whose files may differ from any
-	// commit).
+	// full hash: for the work tree HEAD's when git status lists no
+	// change, "" when it does (the files then differ from any commit).
 	Ref, Commit string
 	// Root is the directory of the tree's copy of the repository: a git
 	// worktree in a temporary directory, or the repository itself for the
@@ -84,6 +84,26 @@ type BuildConfig struct {
 	Log io.Writer
 }
 
+// BuildError is Prepare's error when a side's packages could not be
+// listed (go list), built (go test -c) or their benchmarks listed
+// (-test.list): the side's code, not the machinery, is at fault.
+type BuildError struct {
+	// Side is "base" or "head"; Pkg the package ("" when listing the
+	// packages failed).
+	Side, Pkg string
+	Err       error
+}
+
+func (e *BuildError) Error() string {
+	if e.Pkg == "" {
+		return e.Side + ": " + e.Err.Error()
+	}
+	return e.Side + ": " + e.Pkg + ": " + e.Err.Error()
+}
+
+// Unwrap returns Err.
+func (e *BuildError) Unwrap() error { return e.Err }
+
 // Prepare adds a git worktree for base (and for head when given) in a new
 // temporary directory, resolves the package patterns at each side with
 // `go list`, builds each package's test binary at both sides with
@@ -139,6 +159,8 @@ func Prepare(ctx context.Context, c BuildConfig) (*Build, error) {
 			st, err := gitOut(ctx, top, "status", "--porcelain", "--untracked-files=no")
 			if err == nil && st != "" {
 				t.Dirty = true
+			} else if h, err := gitOut(ctx, top, "rev-parse", "--verify", "HEAD^{commit}"); err == nil {
+				t.Commit = h
 			}
 			return t, nil
 		}
@@ -178,11 +200,11 @@ func Prepare(ctx context.Context, c BuildConfig) (*Build, error) {
 	}
 	basePkgs, err := listPackages(ctx, filepath.Join(b.Base.Root, rel), patterns)
 	if err != nil {
-		return nil, fmt.Errorf("base: %w", err)
+		return nil, &BuildError{Side: "base", Err: err}
 	}
 	headPkgs, err := listPackages(ctx, filepath.Join(b.Head.Root, rel), patterns)
 	if err != nil {
-		return nil, fmt.Errorf("head: %w", err)
+		return nil, &BuildError{Side: "head", Err: err}
 	}
 	if err := b.addPackages(ctx, basePkgs, headPkgs, logf); err != nil {
 		return nil, err
@@ -218,10 +240,10 @@ func (b *Build) addPackages(ctx context.Context, basePkgs, headPkgs []listedPkg,
 		}{{"base", p.BaseDir, p.BaseBin, &baseList}, {"head", p.HeadDir, p.HeadBin, &headList}} {
 			logf("%s: go test -c %s", s.name, p.ImportPath)
 			if err := buildTest(ctx, s.dir, s.bin); err != nil {
-				return fmt.Errorf("%s: %s: %w", s.name, p.ImportPath, err)
+				return &BuildError{Side: s.name, Pkg: p.ImportPath, Err: err}
 			}
 			if *s.list, err = listBenchmarks(ctx, s.dir, s.bin); err != nil {
-				return fmt.Errorf("%s: %s: %w", s.name, p.ImportPath, err)
+				return &BuildError{Side: s.name, Pkg: p.ImportPath, Err: err}
 			}
 		}
 		for _, n := range headList {

@@ -12,8 +12,10 @@
 //  2. A Scheduler runs each benchmark (a Job) in rounds: base, head and a
 //     null arm (a second process of base), each its own process, in an
 //     order drawn afresh every round (ProcessRunner, on the interleave
-//     package's Runner). The first run calibrates the iterations N, so
-//     every run does the same N ops (-test.benchtime=Nx). Results are
+//     package's Runner). The first runs calibrate the iterations N of
+//     each leaf benchmark (the benchmark, or each sub-benchmark, run
+//     alone), so every run of a leaf does the same N ops
+//     (-test.benchtime=Nx), about -benchtime of CPU time. Results are
 //     appended as benchfmt with arm: base/head/null and round: as they
 //     come.
 //  3. After each round a job is looked at (internal/judge's Look): every

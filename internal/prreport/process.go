@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/rand/v2"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -31,14 +33,21 @@ const UnitCPU = "cpu-sec/op"
 // each round. A round with a failed run returns that run's
 // *interleave.RunError and no results.
 //
-// Before a job's first round it calibrates the job's N (see calibrate:
-// about Benchtime of CPU time a run); every round then runs all three arms
-// with -test.benchtime=Nx, so the arms do the same work and no run
-// repeats testing's ramp-up. A run that prints exactly one result gets a UnitCPU
+// Before a job's first round it calibrates the job (see calibrate): each
+// leaf benchmark (the benchmark, or each of its sub-benchmarks) gets its
+// own N, about Benchtime of CPU time a run. A job with sub-benchmarks
+// runs each leaf as its own processes (-test.bench selecting it alone),
+// its three arms in a row, the leaves in an order drawn each round: a
+// 4-byte case and a 64 KiB case of one table-driven benchmark cannot share
+// one N without one of them running far from Benchtime (1 µs a block
+// instead of 100 ms). Every round then runs all three arms of a leaf with
+// -test.benchtime=Nx, so the arms do the same work and no run repeats
+// testing's ramp-up. A run that prints exactly one result gets a UnitCPU
 // value beside its own.
 type ProcessRunner struct {
 	// Benchtime is the CPU time a run aims at (e.g. "100ms"), or "Nx" for
-	// N iterations a run; empty means 1s.
+	// N iterations a run (every leaf the same N, all of a job's leaves in
+	// one process); empty means 1s.
 	Benchtime string
 	// Seed seeds the per-round orders (with the job and round mixed in).
 	Seed uint64
@@ -51,33 +60,76 @@ type ProcessRunner struct {
 	// runner.DefaultTimeout, runner.NoTimeout none.
 	Timeout time.Duration
 
-	n map[*Job]int
+	leaves map[*Job][]leaf
+}
+
+// leaf is one leaf benchmark of a job and its iterations a run.
+type leaf struct {
+	// name is the leaf's full name as benchfmt reads it, without
+	// "Benchmark" ("Hash/size=4-2"); pattern the -test.bench that runs it
+	// alone, "" for the job's own (a benchmark without sub-benchmarks,
+	// or -benchtime Nx).
+	name, pattern string
+	// n is the iterations of each run (-test.benchtime=Nx).
+	n int
 }
 
 // RunRound implements RoundRunner.
 func (p *ProcessRunner) RunRound(ctx context.Context, j *Job, round int) ([]*benchfmt.Result, error) {
-	if p.n == nil {
-		p.n = map[*Job]int{}
+	if p.leaves == nil {
+		p.leaves = map[*Job][]leaf{}
 	}
-	if p.n[j] == 0 {
-		n, err := p.calibrate(ctx, j)
+	if p.leaves[j] == nil {
+		ls, err := p.calibrate(ctx, j)
 		if err != nil {
 			return nil, err
 		}
-		p.n[j] = n
+		p.leaves[j] = ls
 		if p.Log != nil {
-			fmt.Fprintf(p.Log, "%s %s: %d iterations a run (-test.benchtime=%dx)\n", shortPkg(j.Pkg), j.Name, n, n)
+			for _, l := range ls {
+				name := j.Name
+				if l.pattern != "" {
+					name = l.name
+				}
+				fmt.Fprintf(p.Log, "%s %s: %d iterations a run (-test.benchtime=%dx)\n", shortPkg(j.Pkg), name, l.n, l.n)
+			}
 		}
 	}
-	n := p.n[j]
-	bt := "-test.benchtime=" + strconv.Itoa(n) + "x"
+	ls := p.leaves[j]
+	seed := p.Seed ^ fnv(j.Pkg+" "+j.Name) ^ uint64(round)*0x9e3779b97f4a7c15
+	order := []int{0}
+	if len(ls) > 1 {
+		order = rand.New(rand.NewPCG(seed, uint64(len(ls)))).Perm(len(ls))
+	}
+	var out []*benchfmt.Result
+	for _, i := range order {
+		l := ls[i]
+		s := seed
+		if l.pattern != "" {
+			s ^= fnv(l.name)
+		}
+		res, err := p.runLeaf(ctx, j, l, s)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range res {
+			setFileConfig(r, interleave.KeyRound, strconv.Itoa(round))
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+// runLeaf runs leaf l of j once in each arm, in an order drawn from seed.
+func (p *ProcessRunner) runLeaf(ctx context.Context, j *Job, l leaf, seed uint64) ([]*benchfmt.Result, error) {
+	bt := "-test.benchtime=" + strconv.Itoa(l.n) + "x"
 	arm := func(a interleave.Arm, name string) interleave.Arm {
+		a = withBench(a, l.pattern)
 		a.Name = name
-		a.Args = append(append([]string(nil), a.Args...), bt)
+		a.Args = append(a.Args, bt)
 		return a
 	}
 	arms := []interleave.Arm{arm(j.Base, ArmBase), arm(j.Head, ArmHead), arm(j.Base, ArmNull)}
-	seed := p.Seed ^ fnv(j.Pkg+" "+j.Name) ^ uint64(round)*0x9e3779b97f4a7c15
 	plan, err := interleave.NewPlan(arms, 1, seed)
 	if err != nil {
 		return nil, err
@@ -93,36 +145,91 @@ func (p *ProcessRunner) RunRound(ctx context.Context, j *Job, round int) ([]*ben
 	}
 	var out []*benchfmt.Result
 	for i, run := range runs {
-		if len(run.Results) == 1 && rec.cpu[i] > 0 {
+		results := run.Results
+		if l.pattern != "" {
+			// The pattern may also match a leaf whose name is this one's
+			// with a -N suffix; keep this leaf's own result.
+			results = nil
+			for _, res := range run.Results {
+				if string(res.Name.Full()) == l.name {
+					results = append(results, res)
+				}
+			}
+			if len(results) == 0 {
+				return nil, fmt.Errorf("prreport: %s: the %s run printed no result for %s", j.Name, run.Arm, l.name)
+			}
+		}
+		if len(results) == 1 && rec.cpu[i] > 0 {
 			// A decodegap benchmark reports its own cpu-ns/op (the
 			// steady window's, per step): keep it, and add the
 			// process's only where the benchmark has none.
-			res := run.Results[0]
+			res := results[0]
 			if _, has := res.Value(UnitCPU); !has {
-				res.Values = append(res.Values, benchfmt.Value{Value: rec.cpu[i].Seconds() / float64(n+1), Unit: UnitCPU})
+				res.Values = append(res.Values, benchfmt.Value{Value: rec.cpu[i].Seconds() / float64(l.n+1), Unit: UnitCPU})
 			}
 		}
-		for _, res := range run.Results {
-			setFileConfig(res, interleave.KeyRound, strconv.Itoa(round))
-			out = append(out, res)
-		}
+		out = append(out, results...)
 	}
 	return out, nil
 }
 
-// calibrate returns j's iterations per run. Benchtime "Nx" gives N. A
-// duration runs j's base once at it (testing picks N0 from wall time),
-// then at Nx (N from N0) to read the process CPU time c of N ops, and sets
-// N = N × Benchtime / c, up to three times (at least N0, at most 50 × N0),
-// so a run's CPU time, not its wall time, is about Benchtime even when the
-// host is busy, and the process start stays small beside the work.
-func (p *ProcessRunner) calibrate(ctx context.Context, j *Job) (int, error) {
+// withBench returns a with its -test.bench argument set to pattern
+// (pattern "" leaves a as it is). The Args are a fresh slice.
+func withBench(a interleave.Arm, pattern string) interleave.Arm {
+	args := append([]string(nil), a.Args...)
+	if pattern != "" {
+		set := false
+		for i, x := range args {
+			if strings.HasPrefix(x, "-test.bench=") {
+				args[i], set = "-test.bench="+pattern, true
+			}
+		}
+		if !set {
+			args = append(args, "-test.bench="+pattern)
+		}
+	}
+	a.Args = args
+	return a
+}
+
+// leafPattern is the -test.bench pattern that selects the leaf benchmark
+// printed as name alone: each level anchored and quoted, the trailing -N
+// (GOMAXPROCS, or part of the name at GOMAXPROCS=1) optional.
+func leafPattern(name string) string {
+	procs := ""
+	if i := strings.LastIndexByte(name, '-'); i > 0 && i < len(name)-1 && strings.Trim(name[i+1:], "0123456789") == "" {
+		name, procs = name[:i], name[i:]
+	}
+	levels := strings.Split(name, "/")
+	for i, l := range levels {
+		levels[i] = "^" + regexp.QuoteMeta(l)
+		if i == len(levels)-1 && procs != "" {
+			levels[i] += "(" + regexp.QuoteMeta(procs) + ")?"
+		}
+		levels[i] += "$"
+	}
+	return strings.Join(levels, "/")
+}
+
+// calibrate returns j's leaves with their iterations a run. Benchtime
+// "Nx" gives N to the job as one leaf, nothing run. A duration runs j's
+// base once at it (testing picks each leaf's N0 from wall time); a
+// benchmark with one result is one leaf, run with the job's own
+// arguments; one with several (sub-benchmarks) has a leaf for each that
+// the head has too (a run of the head at 1x lists them; a sub-benchmark
+// at one side only is logged and not judged), each run alone. Each
+// leaf's N is then set from the process CPU time c of a run at N ops:
+// N = N × Benchtime / c, up to three times (at least N0, at most
+// 50 × N0), so a run's CPU time, not its wall time, is about Benchtime
+// even when the host is busy, and the process start stays small beside
+// the work.
+func (p *ProcessRunner) calibrate(ctx context.Context, j *Job) ([]leaf, error) {
 	if n, ok := strings.CutSuffix(p.Benchtime, "x"); ok {
 		v, err := strconv.Atoi(n)
 		if err != nil || v < 1 {
-			return 0, fmt.Errorf("benchtime %q: want a duration or Nx with N ≥ 1", p.Benchtime)
+			return nil, fmt.Errorf("benchtime %q: want a duration or Nx with N ≥ 1", p.Benchtime)
 		}
-		return v, nil
+		return []leaf{{n: v}}, nil
 	}
 	bt := p.Benchtime
 	if bt == "" {
@@ -130,45 +237,88 @@ func (p *ProcessRunner) calibrate(ctx context.Context, j *Job) (int, error) {
 	}
 	d, err := time.ParseDuration(bt)
 	if err != nil || d <= 0 {
-		return 0, fmt.Errorf("benchtime %q: want a duration or Nx with N ≥ 1", p.Benchtime)
+		return nil, fmt.Errorf("benchtime %q: want a duration or Nx with N ≥ 1", p.Benchtime)
 	}
-	run := func(benchtime string) ([]interleave.Run, time.Duration, error) {
-		a := j.Base
-		a.Name = "calibrate"
-		a.Args = append(append([]string(nil), a.Args...), "-test.benchtime="+benchtime)
-		plan, err := interleave.NewPlan([]interleave.Arm{a}, 1, 0)
-		if err != nil {
-			return nil, 0, err
+	results := func(runs []interleave.Run) []*benchfmt.Result {
+		var out []*benchfmt.Result
+		for _, r := range runs {
+			out = append(out, r.Results...)
 		}
-		rec := &cpuRecorder{noScreen: "calibration run"}
-		runs, err := (&interleave.Runner{Plan: plan, Out: io.Discard, Screener: rec, Timeout: p.Timeout}).Run(ctx)
-		var cpu time.Duration
-		if len(rec.cpu) > 0 {
-			cpu = rec.cpu[0]
-		}
-		return runs, cpu, err
+		return out
 	}
-	runs, _, err := run(bt)
+	runs, _, err := p.calibrationRun(ctx, j.Base, bt)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	n0 := 0
-	for _, r := range runs {
-		for _, res := range r.Results {
-			if n0 == 0 || res.Iters < n0 {
-				n0 = res.Iters
-			}
+	first := results(runs)
+	if len(first) == 0 || first[0].Iters < 1 {
+		return nil, errors.New("the calibration run reported no iterations")
+	}
+	if len(first) == 1 {
+		n, err := p.cpuN(ctx, j.Base, first[0].Iters, d)
+		return []leaf{{name: string(first[0].Name.Full()), n: n}}, err
+	}
+	runs, _, err = p.calibrationRun(ctx, j.Head, "1x")
+	if err != nil {
+		return nil, err
+	}
+	atHead := map[string]bool{}
+	for _, r := range results(runs) {
+		atHead[string(r.Name.Full())] = true
+	}
+	var leaves []leaf
+	seen := map[string]bool{}
+	for _, r := range first {
+		name := string(r.Name.Full())
+		if seen[name] {
+			continue
 		}
+		seen[name] = true
+		if !atHead[name] {
+			if p.Log != nil {
+				fmt.Fprintf(p.Log, "%s %s: at base only, not judged\n", shortPkg(j.Pkg), name)
+			}
+			continue
+		}
+		l := leaf{name: name, pattern: leafPattern("Benchmark" + name)}
+		if l.n, err = p.cpuN(ctx, withBench(j.Base, l.pattern), max(r.Iters, 1), d); err != nil {
+			return nil, err
+		}
+		leaves = append(leaves, l)
 	}
-	if n0 < 1 {
-		return 0, errors.New("the calibration run reported no iterations")
+	if len(leaves) == 0 {
+		return nil, errors.New("no sub-benchmark is at both the base and the head")
 	}
-	// The process's start is part of each CPU time read, so N = N₀ × d / c
-	// falls short while the start is a large share of c: repeat until a
-	// run's CPU time reaches 80% of d (at most 3 times).
+	return leaves, nil
+}
+
+// calibrationRun runs arm a once at -test.benchtime=benchtime and
+// returns its runs and process CPU time.
+func (p *ProcessRunner) calibrationRun(ctx context.Context, a interleave.Arm, benchtime string) ([]interleave.Run, time.Duration, error) {
+	a.Name = "calibrate"
+	a.Args = append(append([]string(nil), a.Args...), "-test.benchtime="+benchtime)
+	plan, err := interleave.NewPlan([]interleave.Arm{a}, 1, 0)
+	if err != nil {
+		return nil, 0, err
+	}
+	rec := &cpuRecorder{noScreen: "calibration run"}
+	runs, err := (&interleave.Runner{Plan: plan, Out: io.Discard, Screener: rec, Timeout: p.Timeout}).Run(ctx)
+	var cpu time.Duration
+	if len(rec.cpu) > 0 {
+		cpu = rec.cpu[0]
+	}
+	return runs, cpu, err
+}
+
+// cpuN returns the iterations of a run of arm a that take about d of
+// process CPU time, from n0 (testing's N at d of wall time). The
+// process's start is part of each CPU time read, so N = N₀ × d / c falls
+// short while the start is a large share of c: repeat until a run's CPU
+// time reaches 80% of d (at most 3 times; N at most 50 × n0).
+func (p *ProcessRunner) cpuN(ctx context.Context, a interleave.Arm, n0 int, d time.Duration) (int, error) {
 	n := n0
 	for range 3 {
-		_, cpu, err := run(strconv.Itoa(n) + "x")
+		_, cpu, err := p.calibrationRun(ctx, a, strconv.Itoa(n)+"x")
 		if err != nil {
 			return 0, err
 		}

@@ -130,11 +130,7 @@ func notes(r Report, fail *FailOn) []string {
 			pct(d.Median), d.Rows, pct(d.Max), d.MaxRow.Bench, d.MaxRow.Unit))
 	}
 	if c := Count(r.Rows); c.Undecided > 0 {
-		if n := roundsToDecide(r.Rows); n > 0 {
-			out = append(out, fmt.Sprintf("Undecided rows never fail the check; the slowest of them would need about %d rounds (this run allowed up to %d: raise -max-rounds or -budget).", n, r.MaxRounds))
-		} else {
-			out = append(out, "Undecided rows never fail the check.")
-		}
+		out = append(out, undecidedLine(r))
 	}
 	if report.CheckOf(r.Rows) == report.CheckNotRun {
 		var open []string
@@ -180,6 +176,33 @@ func notes(r Report, fail *FailOn) []string {
 	return out
 }
 
+// undecidedLine says that undecided rows never fail the check, the rounds
+// the slowest would need, and which limit stopped them: the advice names
+// -budget only when the budget was spent before the rounds reached
+// -max-rounds, and -max-rounds only when some reached it.
+func undecidedLine(r Report) string {
+	s := "Undecided rows never fail the check"
+	if n := roundsToDecide(r.Rows); n > 0 {
+		s += fmt.Sprintf("; the slowest of them would need about %d rounds", n)
+	}
+	st := r.Stops
+	left := ""
+	if r.Budget > 0 && r.Elapsed < r.Budget {
+		left = fmt.Sprintf(", with %s of -budget %s left", durfmt.Elapsed(r.Budget-r.Elapsed), durfmt.Elapsed(r.Budget))
+	}
+	switch {
+	case st.Capped > 0 && st.Budget > 0:
+		s += fmt.Sprintf(" (%d %s stopped at the %d rounds of -max-rounds, %d when -budget %s ran out: raise both)",
+			st.Capped, plural(st.Capped, "benchmark", "benchmarks"), r.MaxRounds, st.Budget, durfmt.Elapsed(r.Budget))
+	case st.Capped > 0:
+		s += fmt.Sprintf(" (this run stopped them at the %d rounds of -max-rounds%s: raise -max-rounds)", r.MaxRounds, left)
+	case st.Budget > 0:
+		s += fmt.Sprintf(" (-budget %s ran out before %s reached the %d rounds of -max-rounds: raise -budget)",
+			durfmt.Elapsed(r.Budget), plural(st.Budget, "it", "they"), r.MaxRounds)
+	}
+	return s + "."
+}
+
 func plural(n int, one, many string) string {
 	if n == 1 {
 		return one
@@ -192,12 +215,13 @@ type cellSet struct{ name, unit, base, head, change, verdict, mde, rounds string
 
 func cells(row Row, delta float64) cellSet {
 	v := row.Verdict
-	sc := benchunit.CommonScale([]float64{v.Base.Center, v.Candidate.Center}, benchunit.ClassOf(row.Unit))
+	base, head := columns(v)
+	sc := benchunit.CommonScale([]float64{base, head}, benchunit.ClassOf(row.Unit))
 	c := cellSet{
 		name: row.Bench,
 		unit: row.Unit,
-		base: num(v.Base.Center, sc),
-		head: num(v.Candidate.Center, sc),
+		base: num(base, sc),
+		head: num(head, sc),
 	}
 	if row.Pkg != "" {
 		c.name = shortPkg(row.Pkg) + "." + row.Bench
@@ -241,6 +265,22 @@ func cells(row Row, delta float64) cellSet {
 		c.rounds += fmt.Sprintf(" (+%d quarantined)", v.Quarantined)
 	}
 	return c
+}
+
+// columns returns the base and head columns of a row: the base's median
+// over the rounds judged (benchmath's, as benchstat prints it) and that
+// median times the verdict's estimate of B/A, so that head/base − 1 is
+// the change column. The head's own median is not shown: it comes from
+// another estimator (the median of the head's values, not the paired
+// estimate of the ratio) and can lie on the other side of the base from
+// the change (base 100, head 97, change +2%); the JSON has it as
+// benchstat.arm. NaN when the ratio or the base is unknown.
+func columns(v nullband.Verdict) (base, head float64) {
+	base = v.Base.Center
+	if !(v.Ratio > 0) || math.IsInf(v.Ratio, 0) {
+		return base, math.NaN()
+	}
+	return base, base * v.Ratio
 }
 
 // mark is the status column of the Markdown table.

@@ -101,6 +101,10 @@ type Report struct {
 	// the time they took; MaxRounds the most rounds a benchmark could get.
 	Budget, Elapsed time.Duration
 	MaxRounds       int
+	// Stops counts the benchmarks that ended undecided by what stopped
+	// them (Scheduler.Stops): the advice under the table names the
+	// setting that was the limit, and only that one.
+	Stops Stops
 	// Host is the machine and its weather.
 	Host Host
 	// Names are the settings the verdict details name (internal/verdicttext;
@@ -109,6 +113,13 @@ type Report struct {
 	// Fleet, for a merged report (decodegap merge), is its runners; the
 	// host line then names each runner. Nil for one machine. [shard hook]
 	Fleet *Fleet
+}
+
+// Revisions returns the report's two revisions as the JSON report
+// records them.
+func (r Report) Revisions() *report.Revisions {
+	side := func(s Side) report.Revision { return report.Revision{Ref: s.Ref, Commit: s.Commit, Dirty: s.Dirty} }
+	return &report.Revisions{Base: side(r.Base), Head: side(r.Head)}
 }
 
 // Unjudgeable returns the benchmarks of un that were to be judged and could

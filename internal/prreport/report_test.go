@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"math"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -79,7 +81,7 @@ func TestWriteMarkdown(t *testing.T) {
 	assert.Contains(t, md, "| ⚪ | p.Eq-2 | sec/op | 1.000µ | 1.001µ | +0.1% [−1%, +1%] (90%) | equivalent within ±2% | ±0.8% | 12 |")
 	assert.Contains(t, md, "False alarms: the chance that any of these 5 rows is called faster or slower while unchanged is at most 5%")
 	assert.Contains(t, md, "What this run could detect: changes beyond ±1% (median over 5 rows), ±6% at worst (Unk-2 sec/op).")
-	assert.Contains(t, md, "the slowest of them would need about 55 rounds (this run allowed up to 30")
+	assert.Contains(t, md, "the slowest of them would need about 55 rounds.", "no limit named: the report's Stops are zero")
 	assert.Contains(t, md, "<details><summary>Verdict details")
 	assert.Contains(t, md, "undecided: the 99% interval holds 1 and reaches past ±2.0%", "the reasons come from internal/verdicttext")
 	assert.Contains(t, md, "narrow it (-budget)")
@@ -197,9 +199,9 @@ func TestJobContended(t *testing.T) {
 }
 
 func TestCalibrateBenchtime(t *testing.T) {
-	n, err := (&ProcessRunner{Benchtime: "500x"}).calibrate(context.Background(), &Job{})
+	ls, err := (&ProcessRunner{Benchtime: "500x"}).calibrate(context.Background(), &Job{})
 	require.NoError(t, err)
-	assert.Equal(t, 500, n, "Nx is taken as it is, nothing runs")
+	assert.Equal(t, []leaf{{n: 500}}, ls, "Nx is taken as it is, for the job as one leaf; nothing runs")
 	for _, bad := range []string{"0x", "abc", "-1s"} {
 		_, err := (&ProcessRunner{Benchtime: bad}).calibrate(context.Background(), &Job{})
 		assert.ErrorContains(t, err, "want a duration or Nx", bad)
@@ -239,4 +241,36 @@ func TestReportAACheckNotRun(t *testing.T) {
 	b.Reset()
 	require.NoError(t, WriteMarkdown(&b, Report{Rows: []Row{cand, aa}, Alpha: 0.05, Delta: 0.02}, nil))
 	assert.NotContains(t, b.String(), "A/A check did not run")
+}
+
+// The base and head columns agree with the change column: head/base − 1
+// is the change, also when the head's own median lies on the other side
+// of the base (a paired estimate of +2% beside medians 100 and 97).
+func TestColumnsAgreeWithChange(t *testing.T) {
+	for _, c := range []struct {
+		ratio, headMedian float64
+	}{{1.02, 0.97e-6}, {0.95, 1.01e-6}, {1.10, 1.10e-6}, {1.001, 0.9e-6}} {
+		r := row("X-2", nullband.Undecided, c.ratio, c.ratio-0.05, c.ratio+0.05, 0.02)
+		r.Verdict.Candidate.Center = c.headMedian
+		cs := cells(r, 0.02)
+		scale := map[string]float64{"n": 1e-9, "µ": 1e-6, "m": 1e-3}
+		parse := func(s string) float64 {
+			m := regexp.MustCompile(`^([0-9.]+)([nµm]?)$`).FindStringSubmatch(s)
+			require.NotNil(t, m, "cell %q", s)
+			f, err := strconv.ParseFloat(m[1], 64)
+			require.NoError(t, err)
+			return f * scale[m[2]]
+		}
+		base, head := parse(cs.base), parse(cs.head)
+		m := regexp.MustCompile(`^([+−])([0-9.]+)%`).FindStringSubmatch(cs.change)
+		require.NotNil(t, m, "change %q", cs.change)
+		change, err := strconv.ParseFloat(m[2], 64)
+		require.NoError(t, err)
+		if m[1] == "−" {
+			change = -change
+		}
+		// The cells are rounded to 4 significant figures and the change
+		// to 2: they agree within that rounding.
+		assert.InDelta(t, change, 100*(head/base-1), 0.06, "ratio %v: base %s head %s change %s", c.ratio, cs.base, cs.head, cs.change)
+	}
 }

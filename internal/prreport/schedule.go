@@ -94,9 +94,14 @@ type Scheduler struct {
 	Jobs []*Job
 	// Runner runs one round.
 	Runner RoundRunner
-	// Options are the verdict options (Delta, MinRounds, MaxRounds …);
-	// MaxRounds must be > 0 (sequential mode). Options.Confidence is the
-	// family's confidence: 1 − the family-wise error rate.
+	// Options are the verdict options (Delta, MinRounds, MaxRounds …).
+	// Options.Confidence is the family's confidence: 1 − the family-wise
+	// error rate. MaxRounds > 0 is the horizon of the sequential test;
+	// MaxRounds 0 (with a Budget) has Run set it from the budget after
+	// every job's first round, before any look can decide (see
+	// AutoHorizon): the rounds the budget pays for if every job ran them
+	// all, at least 6 and at most AutoMaxRounds. Run leaves the horizon
+	// used in Options.MaxRounds.
 	Options nullband.Options
 	// Units are the tidied units judged (e.g. "sec/op"); nil judges
 	// judge.DefaultUnits.
@@ -129,12 +134,30 @@ type Scheduler struct {
 	w     *benchfmt.Writer
 }
 
+// AutoMaxRounds is the most rounds a horizon set from the budget gives
+// (Scheduler.Options.MaxRounds 0): judging a look costs time that grows
+// with the horizon (about 0.6 s a row at 100 rounds on a 2-CPU host at
+// load 6), which the budget pays too.
+const AutoMaxRounds = 100
+
+// autoMinRounds is the fewest rounds a horizon set from the budget gives.
+const autoMinRounds = 6
+
 // Run runs the jobs until each is decided, out of rounds or out of budget.
 // A job whose round fails keeps its error in Job.Err and gets no more
 // rounds; the others go on. It returns ctx's error when ctx ended.
 func (s *Scheduler) Run(ctx context.Context) error {
-	if s.Options.MaxRounds <= 0 {
-		return errors.New("prreport: Scheduler.Options.MaxRounds must be > 0")
+	auto := s.Options.MaxRounds <= 0
+	if auto && s.Budget <= 0 {
+		return errors.New("prreport: Scheduler.Options.MaxRounds 0 (set from the budget) needs a Budget")
+	}
+	if auto {
+		// Whatever ends Run, the rounds are judged at a horizon.
+		defer func() {
+			if s.Options.MaxRounds <= 0 {
+				s.setHorizon()
+			}
+		}()
 	}
 	now := s.now()
 	s.start = now
@@ -153,6 +176,18 @@ func (s *Scheduler) Run(ctx context.Context) error {
 			}
 			if err := s.round(ctx, j); err != nil {
 				return budgetOK(err)
+			}
+		}
+		if r == 0 && auto {
+			// Every job has its first round (no look has been made):
+			// the horizon from what a round costs, then the looks the
+			// first round skipped.
+			s.setHorizon()
+			w := s.family()
+			for _, j := range s.Jobs {
+				if j.Err == nil && j.Rounds >= minRounds {
+					s.look(j, w)
+				}
 			}
 		}
 	}
@@ -196,6 +231,53 @@ func (s *Scheduler) Run(ctx context.Context) error {
 			return nil
 		}
 	}
+}
+
+// setHorizon sets Options.MaxRounds from the budget: the rounds it pays
+// for if every job that has not failed ran them all at its mean round
+// cost so far (decided jobs stop early, so this is the fewest the budget
+// can give), at least max(autoMinRounds, MinRounds), at most
+// AutoMaxRounds.
+func (s *Scheduler) setHorizon() {
+	var total time.Duration
+	for _, j := range s.Jobs {
+		if j.Err == nil {
+			total += s.roundCost(j)
+		}
+	}
+	h := AutoMaxRounds
+	if total > 0 {
+		h = int(min(s.Budget/total, AutoMaxRounds))
+	}
+	h = max(h, autoMinRounds, s.Options.MinRounds)
+	s.Options.MaxRounds = h
+	s.progress("at most %d rounds a benchmark: what -budget %v pays for at %v a round of every benchmark (at most %d)",
+		h, s.Budget, total.Round(time.Millisecond), AutoMaxRounds)
+}
+
+// Stops counts the jobs that ended undecided by what stopped their
+// rounds: the horizon, or the budget.
+type Stops struct {
+	// Capped jobs ran Options.MaxRounds rounds; Budget jobs had fewer
+	// (and at least one) when the budget could pay for no more, or was
+	// spent during a round.
+	Capped, Budget int
+}
+
+// Stops returns the count of undecided jobs by what stopped them, after
+// Run. A job that failed, or never ran, is in neither.
+func (s *Scheduler) Stops() Stops {
+	var st Stops
+	for _, j := range s.Jobs {
+		switch {
+		case j.Err != nil || j.Decided || j.Rounds == 0:
+		case j.Rounds >= s.Options.MaxRounds:
+			st.Capped++
+		default:
+			st.Budget++
+		}
+	}
+	return st
 }
 
 // errBudget is round's way to say the budget ended during the round.
@@ -332,7 +414,7 @@ func (s *Scheduler) round(ctx context.Context, j *Job) error {
 		}
 	}
 	state := "measuring"
-	if r >= max(s.Options.MinRounds, 1) {
+	if r >= max(s.Options.MinRounds, 1) && s.Options.MaxRounds > 0 {
 		s.look(j, s.family())
 		state = "undecided"
 		if j.Decided {

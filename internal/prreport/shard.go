@@ -145,13 +145,16 @@ type RunnerID struct {
 }
 
 // DescribeTree is the KeyPRBase/KeyPRHead value of a tree: "ref commit",
-// "worktree" or "worktree-dirty".
+// "worktree commit" (a clean work tree at that commit), "worktree" or
+// "worktree-dirty".
 func DescribeTree(t Tree) string {
 	switch {
 	case t.Commit == "" && t.Dirty:
 		return "worktree-dirty"
 	case t.Commit == "":
 		return "worktree"
+	case t.Ref == "":
+		return "worktree " + t.Commit
 	}
 	return t.Ref + " " + t.Commit
 }

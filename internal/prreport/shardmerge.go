@@ -350,5 +350,8 @@ func sideOf(s string) Side {
 		return Side{Dirty: true}
 	}
 	ref, commit, _ := strings.Cut(s, " ")
+	if ref == "worktree" {
+		ref = ""
+	}
 	return Side{Ref: ref, Commit: commit}
 }

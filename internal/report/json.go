@@ -67,12 +67,33 @@ type Doc struct {
 	Command string `json:"command"`
 	// Created is when the report was written (RFC 3339, UTC).
 	Created string `json:"created"`
+	// Revisions are the two revisions compared, for the routes that
+	// compare revisions (pr, merge); nil (omitted) for the others.
+	Revisions *Revisions `json:"revisions,omitempty"`
 	// Rows are the verdicts, in the order the text table prints them.
 	Rows []JSONRow `json:"rows"`
 	// AACheck is CheckOf(rows): "ran", "not-run" (some null-check row
 	// has no interval yet: the run ended before the A/A check could flag
 	// the host) or "none" (no null arm).
 	AACheck string `json:"aa_check"`
+}
+
+// Revisions are the base and head a report compares.
+type Revisions struct {
+	Base Revision `json:"base"`
+	Head Revision `json:"head"`
+}
+
+// Revision is one side of a comparison of revisions.
+type Revision struct {
+	// Ref is the revision as given (-base, -head); "" for the work tree.
+	Ref string `json:"ref"`
+	// Commit is its full hash: for the work tree HEAD's when the tree
+	// is clean, "" when it has uncommitted changes (then no commit
+	// holds what was measured).
+	Commit string `json:"commit"`
+	// Dirty is true for a work tree with uncommitted changes.
+	Dirty bool `json:"dirty"`
 }
 
 // JSONRow is a Row in JSON: its identity, the verdict's numbers with
@@ -185,7 +206,13 @@ func ToJSON(r Row) JSONRow {
 // WriteJSON writes rows as one JSON document of command's, indented, with
 // Created set from now.
 func WriteJSON(w io.Writer, command string, now time.Time, rows []Row) error {
-	d := Doc{Schema: Schema, Command: command, Created: now.UTC().Format(time.RFC3339), Rows: []JSONRow{}, AACheck: CheckOf(rows).String()}
+	return WriteJSONRevisions(w, command, now, nil, rows)
+}
+
+// WriteJSONRevisions is WriteJSON with the revisions compared (rev nil:
+// none, as WriteJSON).
+func WriteJSONRevisions(w io.Writer, command string, now time.Time, rev *Revisions, rows []Row) error {
+	d := Doc{Schema: Schema, Command: command, Created: now.UTC().Format(time.RFC3339), Revisions: rev, Rows: []JSONRow{}, AACheck: CheckOf(rows).String()}
 	for _, r := range rows {
 		d.Rows = append(d.Rows, ToJSON(r))
 	}

@@ -104,7 +104,8 @@ func TestJSONSchemaDocumented(t *testing.T) {
 		documented[m[1]] = true
 	}
 	var a bytes.Buffer
-	require.NoError(t, WriteJSON(&a, "compare", time.Now(), sampleRows(t)))
+	rev := &Revisions{Base: Revision{Ref: "main", Commit: "0123456789abcdef0123456789abcdef01234567"}, Head: Revision{Dirty: true}}
+	require.NoError(t, WriteJSONRevisions(&a, "pr", time.Now(), rev, sampleRows(t)))
 	var generic map[string]any
 	require.NoError(t, json.Unmarshal(a.Bytes(), &generic))
 	written := map[string]bool{}
@@ -133,4 +134,20 @@ func TestJSONSchemaDocumented(t *testing.T) {
 	for k := range documented {
 		assert.True(t, written[k], "docs/guide/json.md names %s, which the writer does not write", k)
 	}
+}
+
+// A report of two revisions records them (refs as given, full hashes)
+// and reads them back; a report of arms has no revisions field.
+func TestJSONRevisions(t *testing.T) {
+	rev := &Revisions{Base: Revision{Ref: "origin/main", Commit: "0123456789abcdef0123456789abcdef01234567"},
+		Head: Revision{Ref: "", Commit: "89abcdef0123456789abcdef0123456789abcdef"}}
+	var a bytes.Buffer
+	require.NoError(t, WriteJSONRevisions(&a, "pr", time.Now(), rev, sampleRows(t)))
+	d, err := ReadJSON(bytes.NewReader(a.Bytes()))
+	require.NoError(t, err)
+	require.NotNil(t, d.Revisions)
+	assert.Equal(t, *rev, *d.Revisions)
+	var b bytes.Buffer
+	require.NoError(t, WriteJSON(&b, "interleave", time.Now(), sampleRows(t)))
+	assert.NotContains(t, b.String(), "revisions")
 }
