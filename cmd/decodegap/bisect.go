@@ -134,6 +134,8 @@ func runBisect(args []string, stdout, stderr io.Writer) int {
 	switch {
 	case *good == "" || *bad == "":
 		return bad2("-good and -bad are required: the revisions around the change")
+	case strings.HasPrefix(*good, "-") || strings.HasPrefix(*bad, "-"):
+		return bad2("-good %q, -bad %q: a revision cannot start with '-' (git would read it as an option)", *good, *bad)
 	case *bench == "":
 		return bad2("-bench is required: the benchmarks to compare, e.g. -bench '^BenchmarkStep$'")
 	case !(f.alpha > 0 && f.alpha < 0.5):

@@ -141,6 +141,8 @@ func TestPRFlags(t *testing.T) {
 		{[]string{"-base", "main", "-alpha", "0.7"}, "-alpha 0.7"},
 		{[]string{"-base", "main", "-bench", "("}, "-bench: error parsing regexp"},
 		{[]string{"-base", "main", "-budget", "0"}, "-max-rounds 0 sets the rounds from -budget, and -budget is 0 (none)"},
+		{[]string{"-base", "--output=x"}, `-base "--output=x", -head "": a revision cannot start with '-'`},
+		{[]string{"-base", "main", "-head", "-p"}, `-head "-p": a revision cannot start with '-'`},
 	} {
 		var errb bytes.Buffer
 		_, _, status, ok := parsePRFlags(c.args, &errb)
@@ -274,4 +276,17 @@ func TestPRRealRun(t *testing.T) {
 	stderr.Reset()
 	assert.Equal(t, 2, dispatch([]string{"pr", "-base", "HEAD", "-o", out, "-lock=false"}, &stdout, &stderr))
 	assert.Contains(t, stderr.String(), "the file exists")
+}
+
+// A -good or -bad that starts with '-' would reach git as an option: it
+// is refused before git runs.
+func TestBisectRefusesOptionLikeRevisions(t *testing.T) {
+	for _, args := range [][]string{
+		{"bisect", "-good", "--output=/tmp/x", "-bad", "HEAD", "-bench", "Step"},
+		{"bisect", "-good", "HEAD~1", "-bad", "-p", "-bench", "Step"},
+	} {
+		var o, e bytes.Buffer
+		assert.Equal(t, 2, dispatch(args, &o, &e), "%v", args)
+		assert.Contains(t, e.String(), "a revision cannot start with '-' (git would read it as an option)", "%v", args)
+	}
 }
