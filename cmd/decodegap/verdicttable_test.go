@@ -32,8 +32,11 @@ func TestWriteTable(t *testing.T) {
 	s := synth(1, 12, 0.05, 0.01, 1.10)
 	v, err := nullband.Judge(s, nullband.Options{})
 	require.NoError(t, err)
-	s2 := synth(2, 12, 0.05, 0.01, 1.0)
-	s2.Null[3] = s2.Base[3] * 1.5
+	// Without a null arm (with one, no round is set aside), 16 rounds
+	// (equivalence needs 14 used): one wild block is quarantined.
+	s2 := synth(4, 16, 0.05, 0.01, 1.0)
+	s2.Null = nil
+	s2.Candidate[3] = s2.Base[3] * 1.5
 	v2, err := nullband.Judge(s2, nullband.Options{})
 	require.NoError(t, err)
 	var b bytes.Buffer
@@ -45,7 +48,7 @@ func TestWriteTable(t *testing.T) {
 	lines := strings.Split(out, "\n")
 	assert.Regexp(t, `^benchmark +arm +metric +verdict +B/A +95% CI +δ / MDE +rounds +benchstat$`, lines[0])
 	assert.Regexp(t, `^Step-2 +new +sec/op +slower +1\.\d{3} +1\.\d{3}–1\.\d{3} +- +12 +\+\d+\.\d% p=0\.\d{3}$`, lines[1])
-	assert.Regexp(t, `^Step-2 +same +sec/op +equivalent .* 11\+1q .*$`, lines[2])
+	assert.Regexp(t, `^Step-2 +same +sec/op +equivalent .* 15\+1q .*$`, lines[2])
 	assert.NotContains(t, out, "quarantined rounds of new sec/op")
 	assert.Contains(t, out, "quarantined rounds of same sec/op (left out of the test):\n  round 4: old ")
 
