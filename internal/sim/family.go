@@ -77,22 +77,30 @@ type FamilyCounts struct {
 // Family judges trials trials of rounds rounds with B's step times slower
 // by effect, in fixed mode, both ways.
 func Family(seed uint64, trials, rounds int, effect float64) FamilyCounts {
+	return inParallel(trials, func(i int) FamilyCounts {
+		return judgeFamilyTrial(familyTrial(seed, i, rounds, effect), effect)
+	}, (*FamilyCounts).add)
+}
+
+// inParallel runs trial i = 0 … trials−1 on GOMAXPROCS workers and sums
+// the counts with add (the order of the sum does not change a count).
+func inParallel[C any](trials int, trial func(i int) C, add func(*C, C)) C {
 	workers := min(runtime.GOMAXPROCS(0), max(trials, 1))
-	parts := make([]FamilyCounts, workers)
+	parts := make([]C, workers)
 	var wg sync.WaitGroup
 	for w := range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for i := w; i < trials; i += workers {
-				parts[w].add(judgeFamilyTrial(familyTrial(seed, i, rounds, effect), effect))
+				add(&parts[w], trial(i))
 			}
 		}()
 	}
 	wg.Wait()
-	var c FamilyCounts
+	var c C
 	for _, p := range parts {
-		c.add(p)
+		add(&c, p)
 	}
 	return c
 }

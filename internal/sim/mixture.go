@@ -3,8 +3,6 @@ package sim
 import (
 	"fmt"
 	"math/rand/v2"
-	"runtime"
-	"sync"
 
 	"github.com/gapbench/gapbench/nullband"
 )
@@ -111,24 +109,9 @@ type MixtureCounts struct {
 
 // Mixture judges trials trials of cell c with up to rounds rounds.
 func Mixture(seed uint64, trials, rounds int, c MixtureCell) MixtureCounts {
-	workers := min(runtime.GOMAXPROCS(0), max(trials, 1))
-	parts := make([]MixtureCounts, workers)
-	var wg sync.WaitGroup
-	for w := range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := w; i < trials; i += workers {
-				parts[w].add(judgeMixtureTrial(mixtureTrial(seed, i, rounds, c), rounds))
-			}
-		}()
-	}
-	wg.Wait()
-	var out MixtureCounts
-	for _, p := range parts {
-		out.add(p)
-	}
-	return out
+	return inParallel(trials, func(i int) MixtureCounts {
+		return judgeMixtureTrial(mixtureTrial(seed, i, rounds, c), rounds)
+	}, (*MixtureCounts).add)
 }
 
 func (c *MixtureCounts) add(o MixtureCounts) {
