@@ -114,8 +114,11 @@ func TestEachLeafItsOwnIterations(t *testing.T) {
 			t.Logf("%s: N %d, block %.1f ms, process CPU %.1f ms (load %s)", name, iters[name], x.wall*1e3, x.cpu*1e3, bytes.TrimSpace(load))
 			// The band: calibration aims a run's process CPU time
 			// (its start included) at d; a busy host stretches a
-			// block's wall time, never shrinks it below its CPU time.
-			assert.True(t, x.cpu >= d.Seconds()/2 && x.cpu <= 3*d.Seconds(), "%s: process CPU %.2f ms, want about %v", name, x.cpu*1e3, d)
+			// block's wall time, never shrinks it below its CPU time,
+			// and a calibration run on a busy host can overshoot (3.7×
+			// at load 3.5 in CI), so the band is wide: the bug it
+			// guards against was a block 20000× too short.
+			assert.True(t, x.cpu >= d.Seconds()/2 && x.cpu <= 10*d.Seconds(), "%s: process CPU %.2f ms, want about %v", name, x.cpu*1e3, d)
 			assert.True(t, x.wall >= d.Seconds()/4 && x.wall <= 10*d.Seconds(), "%s: block %.3f ms, want about %v", name, x.wall*1e3, d)
 		}
 	}
