@@ -354,9 +354,22 @@ func stallLines(rows []Row) string {
 		if n := rs[0].Verdict.Given; n > 0 && len(rs[0].Stalled) >= n {
 			which = fmt.Sprintf("every round (%d)", len(rs[0].Stalled))
 		}
+		// A row judged with the null arm keeps every round; one judged
+		// without (no null arm, or the A/A rows) may set it aside.
+		with, without := 0, 0
+		for _, r := range rs {
+			if r.Verdict.Has(nullband.NoNullArm) {
+				without++
+			} else {
+				with++
+			}
+		}
 		rule := "when not every arm's, the round is quarantined if its spread shows it"
-		if !rs[0].Verdict.Has(nullband.NoNullArm) {
+		switch {
+		case without == 0:
 			rule = "with the null arm it stays in the test"
+		case with > 0:
+			rule = "it stays in the rows judged with the null arm; in the others, when not every arm's, it is quarantined if its spread shows it"
 		}
 		b.WriteString(wrap(fmt.Sprintf("stalled rounds of %s (a step of 10× the median or more in some arm's block; %s): %s",
 			labels(rs), rule, which), Width))

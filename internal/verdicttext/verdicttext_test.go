@@ -247,6 +247,11 @@ func TestWriteRowsStallsAndRelief(t *testing.T) {
 	require.NoError(t, WriteRows(&b, []report.Row{{Arm: "new", Unit: "sec/op", Verdict: judge(t, noNull), Stalled: []int{3}}}, names))
 	assert.Contains(t, strings.Join(strings.Fields(b.String()), " "), "stalled rounds of new sec/op (a step of 10× the median or more in some arm's block; when not every arm's, the round is quarantined if its spread shows it): 3",
 		"without the null arm the screen's rule still sets such a round aside")
+	b.Reset()
+	require.NoError(t, WriteRows(&b, []report.Row{{Arm: "new", Unit: "sec/op", Verdict: v, Stalled: []int{3}},
+		{Arm: "null", Unit: "sec/op", Kind: report.NullCheck, Verdict: judge(t, noNull), Stalled: []int{3}}}, names))
+	assert.Contains(t, strings.Join(strings.Fields(b.String()), " "), "it stays in the rows judged with the null arm; in the others, when not every arm's, it is quarantined if its spread shows it): 3",
+		"the A/A rows are judged without a null arm of their own")
 	assert.Equal(t, 1, strings.Count(out, "stalled rounds of"), "listed once for the rows that share them")
 	assert.Contains(t, out, "extreme-spread quarantine lifted (new cpu-sec/op)")
 	assert.Equal(t, "more CPU", Outcome(nullband.Slower, "cpu-sec/op"))
