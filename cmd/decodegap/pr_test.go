@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -234,10 +235,23 @@ func TestPRRealRun(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "pr.txt")
 	md := filepath.Join(t.TempDir(), "pr.md")
 	var stdout, stderr bytes.Buffer
-	code := dispatch([]string{"pr", "-base", "HEAD~1", "-head", "HEAD", "-budget", "90s", "-max-rounds", "12",
-		"-benchtime", "20ms", "-unit", "sec/op,cpu-sec/op", "-o", out, "-md", md, "-lock-path", filepath.Join(t.TempDir(), "lock"),
-		"-fail-on", "slower>3%", "-screen=false", "-json", out + ".json", "./..."}, &stdout, &stderr)
-	t.Logf("stdout:\n%s\nstderr:\n%s", stdout.String(), stderr.String())
+	var code int
+	// The unchanged benchmark may be called different at the family's
+	// 5% false-alarm rate (and its two binaries differ in layout): one
+	// second run is allowed before that counts as a failure.
+	same := regexp.MustCompile(`fix\.Same-\d+ +[a-z0-9-]+/op .*(slower|faster|more CPU|less CPU) by`)
+	for try := range 2 {
+		stdout.Reset()
+		stderr.Reset()
+		os.Remove(out)
+		code = dispatch([]string{"pr", "-base", "HEAD~1", "-head", "HEAD", "-budget", "90s", "-max-rounds", "12",
+			"-benchtime", "20ms", "-unit", "sec/op,cpu-sec/op", "-o", out, "-md", md, "-lock-path", filepath.Join(t.TempDir(), "lock"),
+			"-fail-on", "slower>3%", "-screen=false", "-json", out + ".json", "./..."}, &stdout, &stderr)
+		t.Logf("try %d: stdout:\n%s\nstderr:\n%s", try+1, stdout.String(), stderr.String())
+		if !same.MatchString(stdout.String()) {
+			break
+		}
+	}
 	assert.Equal(t, 1, code, "the tripled benchmark fails the check")
 	assert.Contains(t, stdout.String(), "slower by")
 	assert.Regexp(t, `fix\.Triple-\d+ +(sec/op|cpu-sec/op) .* slower by`, stdout.String())
