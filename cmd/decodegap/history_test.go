@@ -193,7 +193,7 @@ func TestBisectFindsPlantedSlowdown(t *testing.T) {
 	var stdout, errOut string
 	for range 2 {
 		code, stdout, errOut = histRun(t, "bisect", "-C", repo, "-good", commits[0], "-bad", commits[4], "-bench", "^BenchmarkWork$",
-			"-benchtime", "20ms", "-delta", "25%", "-bisect-unit", "cpu-sec/op", "-lock=false", "-max-rounds", "30", "-budget", "60s", ".")
+			"-benchtime", "100ms", "-delta", "25%", "-bisect-unit", "cpu-sec/op", "-lock=false", "-max-rounds", "30", "-budget", "60s", ".")
 		if code == 0 && strings.Contains(stdout, "first slower commit: ") {
 			break
 		}
