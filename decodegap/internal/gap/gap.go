@@ -74,8 +74,8 @@
 // learned: Hybrid sleeps until the deadline minus S, then spins the rest,
 // and chooses S from the last 128 sleeps' overshoot (how late a sleep
 // wakes: wake-up minus requested wake-up) and the CPU time each sleep
-// charged the thread (CLOCK_THREAD_CPUTIME_ID around one sleep in 8, the
-// running mean of those for the others). A gap then costs the sleep's CPU
+// charged the thread (CLOCK_THREAD_CPUTIME_ID read around every sleep; the
+// second reading is part of the wake-up, so S covers it). A gap then costs the sleep's CPU
 // plus the spin from the wake-up to the deadline, max(S − overshoot, 0),
 // and is late by max(overshoot − S, 0). For each candidate S = q-quantile
 // of the overshoots + 1 µs, from q = 0.99 down, the expected CPU of a gap

@@ -482,9 +482,60 @@ func TestUsage(t *testing.T) {
 		if cpu < 0 || cpu > got+time.Millisecond {
 			t.Errorf("%v: cpu %v of wall %v", kindName[kind], cpu, got)
 		}
-		if kind == Busy && cpu != got {
-			t.Errorf("busy: cpu %v, want all of the wall %v", cpu, got)
+	}
+}
+
+// Usage's CPU time is the thread's own, read on its CPU clock around the
+// waits: the spins on their readings of Now, the sleeps at their charge.
+// It leaves out the time the thread was off its CPU, so a spin that the
+// host preempts is not counted whole.
+func TestUsageAgreesWithTheThreadClock(t *testing.T) {
+	runtime.LockOSThread() // never unlocked: the thread exits with the test
+	for _, kind := range []Kind{Busy, Sleep, Hybrid} {
+		w := NewWaiter(Spec{Kind: kind, Mean: 300 * time.Microsecond})
+		if err := w.Begin(); err != nil {
+			t.Fatal(err)
 		}
+		cpu0, _ := w.Usage()
+		c0, err := ThreadCPU()
+		if err != nil {
+			t.Fatal(err)
+		}
+		const gaps = 64
+		for range gaps {
+			w.WaitUntil(Now() + int64(300*time.Microsecond))
+		}
+		c1, _ := ThreadCPU()
+		w.End()
+		cpu1, _ := w.Usage()
+		got, want := int64(cpu1-cpu0), c1-c0
+		t.Logf("%v: Usage's CPU %v, the thread's clock %v over %d gaps", kindName[kind], time.Duration(got), time.Duration(want), gaps)
+		// 10% of the thread's time, and 3 µs a gap for what the clock
+		// itself charges (two Now readings, the sampled sleeps' spread).
+		if tol := want/10 + 3000*gaps; got < want-tol || got > want+tol {
+			t.Errorf("%v: Usage's CPU %v over %d gaps, the thread's clock %v", kindName[kind], time.Duration(got), gaps, time.Duration(want))
+		}
+		total, user := w.CPU()
+		if user < 0 || user > total {
+			t.Errorf("%v: CPU() = %d, %d: the user part is a part", kindName[kind], total, user)
+		}
+		if kind == Busy && user != total {
+			t.Errorf("busy: nothing sleeps, so all of its CPU is spin: %d of %d", user, total)
+		}
+	}
+}
+
+func TestSpinUntilLeavesOutTimeOffTheCPU(t *testing.T) {
+	from := Now()
+	end, on := spinUntil(from, from+int64(200*time.Microsecond))
+	if end < from+int64(200*time.Microsecond) {
+		t.Fatalf("spinUntil returned at %d, before its deadline %d", end, from+int64(200*time.Microsecond))
+	}
+	if on < 0 || on > end-from {
+		t.Fatalf("on CPU %d of %d", on, end-from)
+	}
+	if _, on := spinUntil(from, from); on != 0 {
+		t.Fatalf("a deadline already reached spins for %d ns", on)
 	}
 }
 

@@ -18,8 +18,7 @@ const (
 	calibMax     = 500 * time.Microsecond // longest probe sleep
 	calibMargin  = time.Microsecond       // added to the chosen quantile
 	histLen      = 128                    // sleeps in the history
-	chargeEvery  = 8                      // sleeps per reading of their CPU time
-	chargeWeight = 8                      // weight of the running mean of the readings
+	chargeWeight = 8                      // weight of the running mean of the readings (the fallback)
 	chooseEvery  = 16                     // sleeps between two choices of the stretch
 	topQuantile  = 0.99                   // the highest quantile the stretch covers
 )
@@ -39,12 +38,19 @@ type Waiter struct {
 	slack  int           // timer slack of the thread before Begin, in ns
 	tid    int           // thread of Begin; 0 when not begun
 	// cpuNs and wallNs sum the CPU time and the wall time of the waits
-	// since Begin (see Usage); lastCharge is the CPU time counted for the
-	// last sleep, charge the running mean of the sleeps' CPU time and
-	// sleeps their count (see sleepCharged).
-	cpuNs, wallNs, lastCharge int64
-	charge                    float64
-	sleeps                    int
+	// since Begin (see Usage); spinNs is the part of cpuNs the thread
+	// spent in user code (spins and the work before a sleep), the rest
+	// being the sleeps' charge. lastCharge is the CPU time counted for the
+	// last sleep, charge the running mean of the sleeps' own CPU time and
+	// sleeps their count (see sleepCharged); readNs is what one reading
+	// of the thread's CPU clock costs it (measured in Begin).
+	cpuNs, wallNs, spinNs, lastCharge int64
+	charge                            float64
+	sleeps                            int
+	readNs                            int64
+	// charged is set once charge holds a measured sleep (calibration's,
+	// or the first sleep's, which is always read).
+	charged bool
 }
 
 // NewWaiter returns a Waiter for s. Call Begin before waiting: without it
@@ -116,7 +122,8 @@ func (w *Waiter) Begin() error {
 	}
 	w.slack, w.tid = old, unix.Gettid()
 	w.spin, w.adapt = 0, false
-	w.cpuNs, w.wallNs, w.charge, w.sleeps = 0, 0, 0, 0
+	w.cpuNs, w.wallNs, w.spinNs, w.charge, w.sleeps, w.charged = 0, 0, 0, 0, 0, false
+	w.readNs = readCost()
 	if w.kind == Busy || w.mean == 0 {
 		// Nothing will sleep: every gap is spun, or 0.
 		return nil
@@ -165,7 +172,7 @@ func (w *Waiter) calibrate() error {
 		}
 		c1, err1 := ThreadCPU()
 		over[i] = Now() - target // the reading is part of the wake-up, as in WaitUntil
-		cpu[i] = c1 - c0
+		cpu[i] = max(c1-c0-w.readNs, 0)
 		cpuOK = cpuOK && err0 == nil && err1 == nil
 	}
 	w.hist = history{}
@@ -178,8 +185,30 @@ func (w *Waiter) calibrate() error {
 		sum += max(cpu[i], 0)
 	}
 	w.charge = float64(sum) / calibProbes
+	w.charged = cpuOK
 	w.spin, w.adapt = w.hist.choose(mean, w.maxCPU), true
 	return nil
+}
+
+// readCost returns what one reading of the calling thread's CPU clock
+// charges the thread (ns): the least of 8 differences between two
+// readings back to back, each of which holds one reading's cost (the part
+// of the first after its sample and of the second before its own). 0 when
+// the clock cannot be read.
+func readCost() int64 {
+	best := int64(math.MaxInt64)
+	prev, err := ThreadCPU()
+	if err != nil {
+		return 0
+	}
+	for range 8 {
+		c, err := ThreadCPU()
+		if err != nil {
+			return 0
+		}
+		best, prev = min(best, c-prev), c
+	}
+	return max(best, 0)
 }
 
 // ThreadCPU returns the calling thread's CPU time (CLOCK_THREAD_CPUTIME_ID),
@@ -283,13 +312,48 @@ func (w *Waiter) Spin() time.Duration { return time.Duration(w.spin) }
 func (w *Waiter) MaxCPU() float64 { return w.maxCPU }
 
 // Usage returns the CPU time and the wall time that the waits took since
-// Begin. CPU time is what the thread was charged for its sleeps
-// (CLOCK_THREAD_CPUTIME_ID read around one sleep in 8, the others counted
-// at the running mean of those readings) plus the wall time of its spins
-// (a spin that the host preempted counts in full); wall time runs from each
-// WaitUntil call to its return.
+// Begin. CPU time is the thread's time on a CPU from each WaitUntil call to
+// its return: the work before a sleep and the spins, as the time between
+// two readings of Now that follow each other within spinJump (an interval
+// longer than that is the thread off its CPU, preempted, and is not
+// counted), plus what each sleep charged the thread
+// (CLOCK_THREAD_CPUTIME_ID read around every sleep, the readings' own
+// cost included).
+// Wall time runs from each WaitUntil call to its return.
 func (w *Waiter) Usage() (cpu, wall time.Duration) {
 	return time.Duration(w.cpuNs), time.Duration(w.wallNs)
+}
+
+// CPU returns Usage's CPU time in ns, and the part of it spent in user
+// code (the spins and the work before each sleep); the rest is the
+// sleeps' charge, mostly the kernel's. It does not allocate: Run reads it
+// at every counter snapshot, to leave the gaps out of cpu-ns/op.
+func (w *Waiter) CPU() (total, user int64) { return w.cpuNs, w.spinNs }
+
+// spinJump is the longest interval between two readings of Now in a spin
+// that counts as time on the CPU. A reading costs tens of ns; on the
+// 2-vCPU guests gapbench is built on, a spin sees intervals of 2–50 µs
+// that the kernel still charges the thread (interrupts, the hypervisor
+// taking the vCPU), while the scheduler giving the CPU to another task
+// takes it away for 100 µs or more (measured 2026-12-07: 200 ms of spin,
+// thread clock 197–199 ms quiet, with 7 ms in intervals under 100 µs;
+// 65 ms beside two spinners, with 136 ms in intervals over 100 µs).
+const spinJump = 50000
+
+// spinUntil spins from the reading from until Now() >= deadline and
+// returns the last reading and the time the thread spent on its CPU
+// (intervals between readings longer than spinJump left out).
+func spinUntil(from, deadline int64) (end, onCPU int64) {
+	prev := from
+	var off int64
+	for prev < deadline {
+		t := Now()
+		if d := t - prev; d > spinJump {
+			off += d
+		}
+		prev = t
+	}
+	return prev, prev - from - off
 }
 
 // WaitUntil returns when Now() >= deadline, at once for a deadline already
@@ -301,14 +365,18 @@ func (w *Waiter) WaitUntil(deadline int64) {
 		return
 	}
 	spinFrom := now
+	var user int64 // the work before a sleep
 	switch w.kind {
 	case Sleep:
+		user = Now() - now
 		spinFrom, _ = w.sleepCharged(deadline)
 	case Hybrid:
 		if w.adapt && w.hist.since >= chooseEvery {
 			w.spin = w.hist.choose(int64(w.mean), w.maxCPU)
 		}
-		if wake := deadline - w.spin; wake > Now() {
+		if t := Now(); deadline-w.spin > t {
+			wake := deadline - w.spin
+			user = t - now
 			var ok bool
 			spinFrom, ok = w.sleepCharged(wake)
 			if ok && w.adapt {
@@ -316,36 +384,45 @@ func (w *Waiter) WaitUntil(deadline int64) {
 			}
 		}
 	}
-	for Now() < deadline {
-	}
-	end := Now()
-	w.cpuNs += end - spinFrom
+	end, spun := spinUntil(spinFrom, deadline)
+	user += spun
+	w.spinNs += user
+	w.cpuNs += user
 	w.wallNs += end - now
 }
 
 // sleepCharged sleeps until t and adds the CPU time the sleep charged the
-// thread to w.cpuNs (and keeps it in w.lastCharge). Reading a thread's CPU
-// time is a system call (a few µs on a busy virtual machine), so it reads
-// it around one sleep in chargeEvery and counts the others at the running
-// mean of those readings. It returns Now() after the wake-up (after the
-// reading, which is part of the wake-up) and whether the sleep succeeded.
+// thread to w.cpuNs, and the sleep's own charge to w.lastCharge. It reads
+// the thread's CPU clock around every sleep: a reading is a system call
+// (0.3–4 µs on these guests), paid in the gap (the first before the sleep,
+// whose deadline is absolute; the second in the wake-up, which the spin
+// stretch covers), and counted in the gap's CPU with the sleep, so that
+// the gaps' CPU time is measured, never estimated: cpu-ns/op leaves it
+// out. Should a reading fail, the sleep counts at the running mean of the
+// measured ones. It returns Now() after the wake-up (after the reading,
+// which is part of the wake-up) and whether the sleep succeeded.
 func (w *Waiter) sleepCharged(t int64) (int64, bool) {
 	w.sleeps++
-	if w.sleeps%chargeEvery != 0 {
-		err := w.sleepUntil(t)
-		w.lastCharge = int64(w.charge)
-		w.cpuNs += w.lastCharge
-		return Now(), err == nil
-	}
 	c0, err0 := ThreadCPU()
 	err := w.sleepUntil(t)
 	c1, err1 := ThreadCPU()
 	woke := Now()
+	own := int64(w.charge) + 2*w.readNs
 	if err0 == nil && err1 == nil && err == nil {
-		w.charge += (float64(c1-c0) - w.charge) / chargeWeight
+		// c1−c0 holds the sleep and one reading's cost: the sleep's own
+		// charge is the rest, and this gap's is both readings' more.
+		sample := float64(max(c1-c0-w.readNs, 0))
+		if !w.charged {
+			w.charge, w.charged = sample, true
+		} else {
+			w.charge += (sample - w.charge) / chargeWeight
+		}
+		own = max(c1-c0, 0) + w.readNs
+		w.lastCharge = int64(sample)
+	} else {
+		w.lastCharge = int64(w.charge)
 	}
-	w.lastCharge = int64(w.charge)
-	w.cpuNs += w.lastCharge
+	w.cpuNs += own
 	return woke, err == nil
 }
 
