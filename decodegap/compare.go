@@ -351,6 +351,7 @@ func measureBlock(s *settings, n int, arm Arm, h *hostRun) (res *result, r *runn
 		r.phases[phaseSetup] = h.tids()
 		r.openTIDs = openedTIDs(r.phases[phaseBefore], r.phases[phaseSetup])
 	}
+	r.overheadNs = loopOverhead(s)
 	if err := r.waiter.Begin(); err != nil {
 		return nil, nil, fmt.Errorf("preparing gaps (CompareConfig.Gap.Kind = %v): %w", s.gap.Kind, err)
 	}

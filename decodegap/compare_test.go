@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"os"
 	"regexp"
@@ -18,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"golang.org/x/perf/benchfmt"
 
+	"github.com/gapbench/gapbench/decodegap/internal/cpucost"
 	"github.com/gapbench/gapbench/decodegap/internal/gap"
 	"github.com/gapbench/gapbench/hostmon"
 	"github.com/gapbench/gapbench/internal/quantile"
@@ -265,7 +267,7 @@ func synthetic(rounds int) *comparison {
 			v := level * (1 + 0.01*rng.NormFloat64())
 			c.res[0][a] = append(c.res[0][a], &result{lat: latency{mean: v, p50: v},
 				proc: counterSpan{ok: true, from: 0, to: 100, wallNs: 1e9, cpuNs: 5e8 + rng.Int64N(1e6),
-					thread: threadSpan{ok: true, stepNs: 5e6 + float64(rng.Int64N(1e4))}, pool: poolSpan{ok: true}}})
+					cost: cpucost.Cost{Steps: 100, Ns: 100 * (5e6 + float64(rng.Int64N(1e4))), Loop: math.NaN()}}})
 		}
 	}
 	return c

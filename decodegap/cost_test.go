@@ -1,7 +1,9 @@
 package decodegap
 
 import (
+	"context"
 	"fmt"
+	"math"
 	"os"
 	"testing"
 	"time"
@@ -158,4 +160,43 @@ func BenchmarkCounterBudget(b *testing.B) {
 			Run(b, tc.cfg, Func(spinStep(tc.step)))
 		})
 	}
+}
+
+// BenchmarkStepPeriod compares the mean period between steps under Run
+// (measure, the whole timed loop: the step, the clock readings, the
+// record, the snapshots) with a plain loop's (what b.Loop runs), on a 1 µs
+// step with no gap, interleaved: every iteration times a plain loop of 20000
+// steps, then a measurement of 20000, and reports the geometric mean of
+// their ratios (run/loop-period), the worst (max-run/loop-period) and the
+// measurements' snap-%.
+//
+//	go test -run '^$' -bench StepPeriod -benchtime 10x ./decodegap/
+func BenchmarkStepPeriod(b *testing.B) {
+	const n = 20000
+	step := spinStep(time.Microsecond)
+	s := (&RunConfig{}).settings()
+	var logSum, worst, snap float64
+	rounds := 0
+	for b.Loop() {
+		t0 := gap.Now()
+		for range n {
+			_ = step()
+		}
+		plain := float64(gap.Now()-t0) / n
+		res, done, err := measure(context.Background(), s, n, Func(step), &singleMode{}, nil, "")
+		if err != nil {
+			b.Fatal(err)
+		}
+		run := float64(res.loopNs) / n
+		snap += 100 * float64(res.snapNs) / float64(res.loopNs)
+		if err := done(); err != nil {
+			b.Fatal(err)
+		}
+		logSum += math.Log(run / plain)
+		worst = max(worst, run/plain)
+		rounds++
+	}
+	b.ReportMetric(math.Exp(logSum/float64(rounds)), "run/loop-period")
+	b.ReportMetric(worst, "max-run/loop-period")
+	b.ReportMetric(snap/float64(rounds), "snap-%")
 }

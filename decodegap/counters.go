@@ -23,15 +23,14 @@ type snapshot struct {
 	cpuNs int64
 	// threadNs is CLOCK_THREAD_CPUTIME_ID of the thread that took the
 	// snapshot, and tid that thread's id (0 when it could not be read):
-	// the loop's thread, locked to its goroutine, so the span's step CPU
-	// time when the step runs on that thread alone.
+	// the loop's thread, locked to its goroutine.
 	threadNs int64
 	tid      int
-	// stepCPUNs and stepCPUs are the running sum of the sampled steps'
-	// own CPU time (the loop thread's clock read around the step call,
-	// one step in stepCPUEvery) and the number of steps sampled.
-	stepCPUNs int64
-	stepCPUs  int
+	// harnessNs is the harness's own CPU time up to the reading of cpuNs:
+	// the gaps' (Waiter.CPU) and the snapshots taken before this one;
+	// harnessUserNs is its part in user code (the spins). cpu-ns/op
+	// leaves it out (internal/cpucost).
+	harnessNs, harnessUserNs int64
 	// userNs and sysNs come from getrusage(RUSAGE_SELF) (µs precision).
 	userNs, sysNs int64
 	// nvcsw and nivcsw are voluntary and involuntary context switches.
@@ -85,48 +84,14 @@ type counterReader struct {
 	// gives back the lists prepare handed out (lent).
 	kit  *samplerKit
 	lent [][]snapshot
-	// stepCPUNs and stepCPUs sum the sampled steps' own CPU time and
-	// count them (stepCPUBegin, stepCPUEnd); take copies both into the
-	// snapshot.
-	stepCPUNs int64
-	stepCPUs  int
-}
-
-// stepCPUEvery is how often the loop reads its thread's CPU clock around
-// a step: one step in 8. Each reading is a system call (a few hundred ns,
-// a few µs on a busy virtual machine) that lengthens the gap before the
-// step it samples, so only one gap in 8 pays for it; a compute step's own
-// CPU time varies little from step to step, so 1 in 8 of 2000 steps
-// estimates the block's mean to a small fraction of a percent.
-const stepCPUEvery = 8
-
-// stepCPUBegin returns the loop thread's CPU clock before recorded step j
-// when j is sampled, else −1.
-func (c *counterReader) stepCPUBegin(j int) int64 {
-	if j%stepCPUEvery != 0 {
-		return -1
-	}
-	ns, err := gap.ThreadCPU()
-	if err != nil {
-		return -1
-	}
-	return ns
-}
-
-// stepCPUEnd adds the sampled step's CPU time since c0 (from
-// stepCPUBegin; −1 does nothing). The caller's goroutine must be locked
-// to its thread (Run and Compare lock it), or the two readings may come
-// from two threads' clocks.
-func (c *counterReader) stepCPUEnd(c0 int64) {
-	if c0 < 0 {
-		return
-	}
-	ns, err := gap.ThreadCPU()
-	if err != nil {
-		return
-	}
-	c.stepCPUNs += ns - c0
-	c.stepCPUs++
+	// waiters are the gap waiters whose CPU time is the harness's (the
+	// loop's; each stream's in an open loop of sessions): take adds their
+	// Waiter.CPU to harnessNs. They must not be waiting while take runs.
+	waiters []*gap.Waiter
+	// harnessNs and harnessUserNs sum the CPU time of the snapshots taken
+	// so far (the loop thread's clock around each, all of it counted as
+	// system time: reading /proc and the clocks is system calls).
+	harnessNs, harnessUserNs int64
 }
 
 // maxSnapshots is the most counter snapshots a loop keeps: next thins a
@@ -269,7 +234,12 @@ func (c *counterReader) take(s *snapshot, iter int) {
 		s.err = err
 	}
 	s.cpuNs = ts.Nano()
-	s.stepCPUNs, s.stepCPUs = c.stepCPUNs, c.stepCPUs
+	s.harnessNs, s.harnessUserNs = c.harnessNs, c.harnessUserNs
+	for _, w := range c.waiters {
+		total, user := w.CPU()
+		s.harnessNs += total
+		s.harnessUserNs += user
+	}
 	s.tid, s.threadNs = 0, 0
 	if ns, err := gap.ThreadCPU(); err == nil {
 		s.tid, s.threadNs = unix.Gettid(), ns
@@ -301,6 +271,13 @@ func (c *counterReader) take(s *snapshot, iter int) {
 	}
 	if v := c.samples[1].Value; v.Kind() == metrics.KindFloat64Histogram {
 		s.gcPauseNs = histogramSumNs(v.Float64Histogram())
+	}
+	if s.tid != 0 {
+		// This snapshot's own CPU time, from just after the process's
+		// clock was read: the next span's harness.
+		if ns, err := gap.ThreadCPU(); err == nil {
+			c.harnessNs += max(ns-s.threadNs, 0)
+		}
 	}
 	s.costNs = gap.Now() - t0
 	c.taken++
@@ -427,68 +404,98 @@ func releaseSampler(kit *samplerKit) error {
 	return nil
 }
 
-// threadSpan is the CPU time of the loop's thread over a counter span.
-type threadSpan struct {
-	// ok is true when both snapshots read the clock of the same thread.
-	ok bool
-	// cpuNs is that thread's CPU time between them, gaps included.
-	cpuNs int64
-	// stepNs is the mean own CPU time of the steps sampled between them
-	// (stepCPUEvery), NaN when none was.
-	stepNs float64
+// loopOverheadNs is the CPU time the loop's own bookkeeping costs per
+// recorded step (the clock readings around the step, the record, the
+// window count), measured once per process on the loop thread by
+// measureOverhead; cpu-ns/op leaves it out with the harness.
+var loopOverheadNs float64
+
+// overheadOnce measures loopOverheadNs once per process.
+var overheadOnce sync.Once
+
+// loopOverhead returns loopOverheadNs, measuring it on the first call
+// (about a millisecond, on the calling thread, which must be locked).
+func loopOverhead(s *settings) float64 {
+	overheadOnce.Do(func() { loopOverheadNs = measureOverhead(s) })
+	return loopOverheadNs
 }
 
-// threadBetween returns the loop thread's CPU time between two snapshots,
-// when the same thread took both.
-func threadBetween(first, last *snapshot) threadSpan {
-	if first.tid == 0 || first.tid != last.tid {
-		return threadSpan{}
+// measureOverhead runs the recorded-step path of s's loop, without gaps,
+// over a step that does nothing, and returns the least of three
+// measurements of the loop thread's CPU time per step (the least: a
+// preemption or a page fault only adds). The caller has locked its OS
+// thread. 0 when the clock cannot be read.
+func measureOverhead(s *settings) float64 {
+	const n = 4096
+	r := newRunner(s, n)
+	nop := func() error { return nil }
+	best := math.Inf(1)
+	for range 3 {
+		c0, err := gap.ThreadCPU()
+		if err != nil {
+			return 0
+		}
+		prev := gap.Now()
+		for j := range n {
+			prev, _ = r.recorded(nop, j, prev, true)
+		}
+		c1, err := gap.ThreadCPU()
+		if err != nil {
+			return 0
+		}
+		best = min(best, float64(c1-c0)/n)
 	}
-	t := threadSpan{ok: true, cpuNs: last.threadNs - first.threadNs, stepNs: math.NaN()}
-	if n := last.stepCPUs - first.stepCPUs; n > 0 {
-		t.stepNs = float64(last.stepCPUNs-first.stepCPUNs) / float64(n)
-	}
-	return t
+	return best
 }
 
-// cpuScope is what cpu-ns/op counts. It is chosen once per process,
-// before the first block (cpuScopeOf), and every block of every arm is
-// read in it: a figure that cannot be read in it is unavailable, never
-// read another way (a per-block choice made two arms of equal work
-// differ by a definition, not by their work).
-type cpuScope int
-
-const (
-	// scopeStepThreads: the loop thread's own time around the sampled
-	// steps (gaps left out) plus, over the whole span, every thread the
-	// step's open created (an inference runtime's pool, spinning or not:
-	// that is the step's cost). The runtime's threads from before the
-	// open, and the harness's, are left out.
-	scopeStepThreads cpuScope = iota
-	// scopeLoopThread: the loop thread's own time around the sampled
-	// steps only, on a host where the process's thread list cannot be
-	// read; a step that works on other threads reads low in every block
-	// alike.
-	scopeLoopThread
-)
-
-// String returns the scope as the cpu-scope configuration line says it.
-func (s cpuScope) String() string {
-	if s == scopeLoopThread {
-		return "loop-thread"
-	}
-	return "step-threads"
+// readProcessCPU reads the process's CPU clock (every thread, exited ones
+// too), in ns.
+func readProcessCPU() (int64, error) {
+	var ts unix.Timespec
+	err := unix.ClockGettime(unix.CLOCK_PROCESS_CPUTIME_ID, &ts)
+	return ts.Nano(), err
 }
 
-// cpuScopeOf returns the process's scope: step-threads when the thread
-// list of this process can be read, else loop-thread. The answer is read
-// once and kept, so that every Run and Compare of a process agree.
-var cpuScopeOf = sync.OnceValue(func() cpuScope {
-	if selfTIDs() == nil {
-		return scopeLoopThread
+// threadsBetween returns the CPU time between the host snapshots a and b
+// of the threads in own and in others (each sorted): a thread born within
+// the interval counts from zero; one that ended within it takes the time
+// it ran after a with it (cpucost's residual). ok is false when either
+// snapshot holds no thread list.
+func threadsBetween(own, others []int, a, b *hostmon.Snapshot) (ownNs, othersNs int64, ok bool) {
+	if a == nil || b == nil {
+		return 0, 0, false
 	}
-	return scopeStepThreads
-})
+	return tasksBetween(own, others, a.Tasks(), b.Tasks())
+}
+
+// tasksBetween is threadsBetween on the two task lists (sorted by TID).
+func tasksBetween(own, others []int, first, last []hostmon.Task) (ownNs, othersNs int64, ok bool) {
+	if first == nil || last == nil {
+		return 0, 0, false
+	}
+	byTID := func(t hostmon.Task, tid int) int { return t.TID - tid }
+	for _, t := range last {
+		_, mine := slices.BinarySearch(own, t.TID)
+		_, theirs := slices.BinarySearch(others, t.TID)
+		if !mine && !theirs {
+			continue
+		}
+		cpu := t.OnCPUNanoseconds
+		if k, found := slices.BinarySearchFunc(first, t.TID, byTID); found {
+			cpu -= min(first[k].OnCPUNanoseconds, cpu)
+		}
+		if mine {
+			ownNs += int64(cpu)
+		} else {
+			othersNs += int64(cpu)
+		}
+	}
+	return ownNs, othersNs, true
+}
+
+// cpuScopeLine is the cpu-scope configuration line: what cpu-ns/op counts,
+// the same in every block of every route (internal/cpucost's definition).
+const cpuScopeLine = "process-less-harness (turns: less the other arms' open threads)"
 
 // openedTIDs returns the threads in after but not in before (both
 // sorted): those an open created. Nil when either list is nil (unread).
@@ -503,76 +510,4 @@ func openedTIDs(before, after []int) []int {
 		}
 	}
 	return out
-}
-
-// poolSpan is the CPU time over a counter span of the threads the step's
-// open created (runner.openTIDs).
-type poolSpan struct {
-	// ok is false when it could not be read: the thread lists at the
-	// open or at either end of the span are missing, or one of those
-	// threads ended within the span (its time is lost with it).
-	ok bool
-	// ns is their on-CPU time between the span's ends (schedstat), and
-	// threads how many of them the span's last reading saw.
-	ns      int64
-	threads int
-}
-
-// poolBetween returns the CPU time of the threads in own (sorted)
-// between the task readings first and last: a thread born within the
-// span counts from zero; one that ended within it makes the span
-// unreadable (its time ended with it).
-func poolBetween(own []int, first, last []hostmon.Task) poolSpan {
-	if own == nil || first == nil || last == nil {
-		return poolSpan{}
-	}
-	byTID := func(a hostmon.Task, tid int) int { return a.TID - tid }
-	p := poolSpan{ok: true}
-	for _, t := range first {
-		if _, mine := slices.BinarySearch(own, t.TID); mine {
-			if _, alive := slices.BinarySearchFunc(last, t.TID, byTID); !alive {
-				return poolSpan{}
-			}
-		}
-	}
-	for _, t := range last {
-		if _, mine := slices.BinarySearch(own, t.TID); !mine {
-			continue
-		}
-		cpu := t.OnCPUNanoseconds
-		if k, found := slices.BinarySearchFunc(first, t.TID, byTID); found {
-			cpu -= min(first[k].OnCPUNanoseconds, cpu)
-		}
-		p.ns += int64(cpu)
-		p.threads++
-	}
-	return p
-}
-
-// threadShare is the loop thread's share of the process CPU time over
-// the span (thread-cpu-%, a figure beside cpu-ns/op, not its switch);
-// NaN when either is unavailable.
-func (c *counterSpan) threadShare() float64 {
-	if !c.ok || !c.thread.ok || c.cpuNs <= 0 {
-		return math.NaN()
-	}
-	return float64(c.thread.cpuNs) / float64(c.cpuNs)
-}
-
-// stepCPUNs is the CPU time per step over the span (cpu-ns/op) in the
-// span's scope (c.scope): the mean of the sampled steps' own time on the
-// loop thread, plus, in scopeStepThreads, the open's threads' time over
-// the span per step. false when unavailable: no counters, no sampled
-// step, or (step-threads) the open's threads could not be read.
-func (c *counterSpan) stepCPUNs() (float64, bool) {
-	if !c.ok || c.iters() == 0 || math.IsNaN(c.thread.stepNs) {
-		return 0, false
-	}
-	if c.scope == scopeLoopThread {
-		return c.thread.stepNs, true
-	}
-	if !c.pool.ok {
-		return 0, false
-	}
-	return c.thread.stepNs + float64(c.pool.ns)/float64(c.iters()), true
 }

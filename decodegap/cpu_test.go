@@ -1,121 +1,373 @@
 package decodegap
 
 import (
+	"fmt"
 	"math"
 	"runtime"
+	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
+
+	"github.com/gapbench/gapbench/decodegap/internal/cpucost"
+	"github.com/gapbench/gapbench/decodegap/internal/gap"
 )
 
-// cpu-ns/op is read one way in every block: the sampled steps' own time
-// on the loop thread plus the open's threads' time per step. The loop
-// thread's share of the process moves nothing (it once switched the
-// figure to the process's clock, gaps and all, below 75%).
-func TestStepCPUReadsOneScopeWhateverTheShare(t *testing.T) {
-	span := func(share, stepNs float64, poolNs int64) counterSpan {
-		return counterSpan{ok: true, from: 0, to: 1000, wallNs: 1e9, cpuNs: 100e6,
-			thread: threadSpan{ok: true, cpuNs: int64(share * 100e6), stepNs: stepNs},
-			pool:   poolSpan{ok: true, ns: poolNs, threads: 2}}
+// burnSink keeps burn's result alive.
+var burnSink atomic.Uint64
+
+// burn does rounds of integer work: CPU time in proportion to rounds,
+// whatever the clock (a spin on the wall clock would cost less CPU when
+// preempted).
+func burn(rounds int) {
+	x := uint64(rounds) | 1
+	for range rounds {
+		x ^= x << 13
+		x ^= x >> 7
+		x ^= x << 17
 	}
-	for _, share := range []float64{0.9, 0.76, 0.74, 0.5, 0.1} {
-		c := span(share, 35e3, 5e6)
-		v, ok := c.stepCPUNs()
-		require.True(t, ok)
-		assert.Equal(t, 35e3+5e3, v, "share %v: the steps' own time plus the pool's per step", share)
+	burnSink.Add(x)
+}
+
+// shape is an arm of known cost: the same work done in a different way.
+type shape struct {
+	name string
+	open func(rounds int) Opener
+}
+
+func inlineShape(rounds int) Opener {
+	return Func(func() error { burn(rounds); return nil })
+}
+
+// fanOut splits the work over k goroutines and waits for them: they run
+// on whatever threads the runtime has, most of them older than the open.
+func fanOut(k int) func(int) Opener {
+	return func(rounds int) Opener {
+		return func() (Step, func() error, error) {
+			var wg sync.WaitGroup
+			return func() error {
+				wg.Add(k)
+				for range k {
+					go func() { burn(rounds / k); wg.Done() }()
+				}
+				wg.Wait()
+				return nil
+			}, nil, nil
+		}
 	}
-
-	c := span(0.9, 35e3, 5e6)
-	c.scope = scopeLoopThread
-	v, ok := c.stepCPUNs()
-	require.True(t, ok)
-	assert.Equal(t, 35e3, v, "loop-thread scope: the pool is not counted, in any block")
-
-	c = span(0.9, 35e3, 0)
-	c.pool = poolSpan{}
-	_, ok = c.stepCPUNs()
-	assert.False(t, ok, "step-threads scope, the pool unread: unavailable, never the process's clock")
-
-	c = span(0.9, math.NaN(), 0)
-	_, ok = c.stepCPUNs()
-	assert.False(t, ok, "no step sampled: unavailable")
-
-	_, ok = (&counterSpan{}).stepCPUNs()
-	assert.False(t, ok, "no counters: no figure, never a 0")
 }
 
-// Two arms of equal work, one doing it on the loop thread and one handing
-// it to a thread its open started, read alike: the definition cannot make
-// them differ. Under the per-block rule the second read the process's
-// clock per step, gaps and all: 6.25 times the first.
-func TestEqualWorkOnOtherThreadsReadsEqual(t *testing.T) {
-	const iters, workNs, gapNs = 1000, 300e3, 2e6
-	// A: the step's 300 µs on the loop thread; the gap's spin and the
-	// runtime's threads bring the process to 625 µs a step.
-	a := counterSpan{ok: true, from: 0, to: iters, wallNs: iters * (workNs + gapNs), cpuNs: iters * 625e3,
-		thread: threadSpan{ok: true, cpuNs: iters * 600e3, stepNs: workNs},
-		pool:   poolSpan{ok: true}}
-	// B: the loop thread waits 20 µs on the pool thread doing 280 µs.
-	b := counterSpan{ok: true, from: 0, to: iters, wallNs: iters * (workNs + gapNs), cpuNs: iters * 625e3,
-		thread: threadSpan{ok: true, cpuNs: iters * 320e3, stepNs: 20e3},
-		pool:   poolSpan{ok: true, ns: iters * 280e3, threads: 1}}
-	va, ok := a.stepCPUNs()
-	require.True(t, ok)
-	vb, ok := b.stepCPUNs()
-	require.True(t, ok)
-	assert.InDelta(t, 1.0, vb/va, 1e-9, "A %v ns, B %v ns a step", va, vb)
-	assert.Greater(t, a.threadShare(), 0.75)
-	assert.Less(t, b.threadShare(), 0.75, "the share that used to switch B's definition")
+// exitingThread does the work on a goroutine locked to a new thread,
+// which exits with it: its CPU time leaves the thread list with it.
+func exitingThread(rounds int) Opener {
+	return func() (Step, func() error, error) {
+		done := make(chan struct{})
+		return func() error {
+			go func() {
+				runtime.LockOSThread() // never unlocked: the thread exits
+				burn(rounds)
+				done <- struct{}{}
+			}()
+			<-done
+			return nil
+		}, nil, nil
+	}
 }
 
-func TestThreadBetweenNeedsOneThread(t *testing.T) {
-	a := &snapshot{tid: 7, threadNs: 100, stepCPUNs: 1000, stepCPUs: 2}
-	b := &snapshot{tid: 7, threadNs: 600, stepCPUNs: 1900, stepCPUs: 5}
-	ts := threadBetween(a, b)
-	assert.True(t, ts.ok)
-	assert.Equal(t, int64(500), ts.cpuNs)
-	assert.Equal(t, 300.0, ts.stepNs)
-	b.tid = 8
-	assert.False(t, threadBetween(a, b).ok, "two threads' clocks do not subtract")
-	a.tid = 0
-	assert.False(t, threadBetween(a, a).ok, "an unread clock")
+// allocSink keeps allocShape's last garbage reachable until the next step.
+var allocSink [][]byte
+
+// allocShape allocates 2 MiB in 256-byte objects a step besides a quarter
+// of the work, so that the GC runs about every step (its mark workers on
+// other threads) and its share of the cost does not hinge on how many
+// cycles a short span happens to hold.
+func allocShape(rounds int) Opener {
+	return Func(func() error {
+		burn(rounds / 4)
+		keep := make([][]byte, 0, 8192)
+		for range 8192 {
+			keep = append(keep, make([]byte, 256))
+		}
+		allocSink = keep
+		return nil
+	})
 }
 
-func TestStepCPUSamplesOneStepIn8(t *testing.T) {
-	runtime.LockOSThread() // as Run and Compare do: the clock is the thread's
+// background does the work inline, and its open leaves a goroutine
+// running that burns a twentieth of it every 200 µs asked of time.Sleep
+// until the close: a cost that runs between the steps, on whatever
+// thread, woken by the runtime's timers.
+func background(rounds int) Opener {
+	return func() (Step, func() error, error) {
+		stop, stopped := make(chan struct{}), make(chan struct{})
+		go func() {
+			defer close(stopped)
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				burn(rounds / 20)
+				time.Sleep(200 * time.Microsecond)
+			}
+		}()
+		return func() error { burn(rounds); return nil }, func() error { close(stop); <-stopped; return nil }, nil
+	}
+}
+
+var shapes = []shape{
+	{"inline", inlineShape},
+	{"fanout2", fanOut(2)},
+	{"fanout4", fanOut(4)},
+	{"exiting-thread", exitingThread},
+	{"alloc", allocShape},
+	{"background", background},
+}
+
+// groundTruth opens o and returns its CPU time per step over n steps in
+// a plain loop with no harness (no record, no snapshot, the goroutine not
+// locked while it steps), with gaps of g between the steps when g.Mean >
+// 0, spent as the harness spends them: the process's CPU clock around the
+// loop, less the waits' own CPU time on the thread's clock around each.
+// getrusage must agree with the process's clock.
+func groundTruth(t *testing.T, o Opener, n int, g Gap) float64 {
+	t.Helper()
+	runtime.GC() // every measurement starts from the same heap
+	step, closeFn, err := o()
+	require.NoError(t, err)
+	if closeFn != nil {
+		defer closeFn()
+	}
+	var w *gap.Waiter
+	if g.Mean > 0 {
+		w = gap.NewWaiter(gap.Spec{Kind: gap.Kind(g.Kind), Mean: g.Mean})
+		runtime.LockOSThread()
+		require.NoError(t, w.Begin())
+		runtime.UnlockOSThread()
+		defer func() { runtime.LockOSThread(); w.End(); runtime.UnlockOSThread() }()
+	}
+	var waits int64
+	run := func() {
+		if w != nil {
+			runtime.LockOSThread()
+			c0, _ := gap.ThreadCPU()
+			w.WaitUntil(gap.Now() + int64(g.Mean))
+			c1, _ := gap.ThreadCPU()
+			runtime.UnlockOSThread()
+			waits += c1 - c0
+		}
+		require.NoError(t, step())
+	}
+	for range 20 {
+		run()
+	}
+	waits = 0
+	var ru0, ru1 unix.Rusage
+	require.NoError(t, unix.Getrusage(unix.RUSAGE_SELF, &ru0))
+	p0, err := readProcessCPU()
+	require.NoError(t, err)
+	for range n {
+		run()
+	}
+	p1, err := readProcessCPU()
+	require.NoError(t, err)
+	require.NoError(t, unix.Getrusage(unix.RUSAGE_SELF, &ru1))
+	clock := float64(p1-p0) / float64(n)
+	rusage := float64(ru1.Utime.Nano()+ru1.Stime.Nano()-ru0.Utime.Nano()-ru0.Stime.Nano()) / float64(n)
+	assert.InEpsilon(t, clock, rusage, 0.05, "the process's clock and getrusage agree on the plain loop")
+	return clock - float64(waits)/float64(n)
+}
+
+// assertWithin asserts that got lies within tol of the range of the
+// ground truths, taken before and after it: the host's weather moves a
+// step's CPU cost between two measurements (the cache, the GC's heap), and
+// the harness is held to what the plain loop itself read around it.
+func assertWithin(t *testing.T, got float64, tol float64, truths ...float64) {
+	t.Helper()
+	lo, hi := slices.Min(truths), slices.Max(truths)
+	assert.True(t, got >= lo*(1-tol) && got <= hi*(1+tol), "cpu-ns/op %.0f, the plain loop %.0f–%.0f (±%.0f%%)", got, lo, hi, 100*tol)
+}
+
+// calibrate returns the rounds of burn that take about d of CPU.
+func calibrateBurn(d time.Duration) int {
+	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	var c counterReader
-	for j := range 64 {
-		c0 := c.stepCPUBegin(j)
-		assert.Equal(t, j%stepCPUEvery == 0, c0 >= 0, "step %d", j)
-		spinFor(20 * time.Microsecond)()
-		c.stepCPUEnd(c0)
+	const probe = 200000
+	best := math.Inf(1)
+	for range 5 {
+		c0, _ := gap.ThreadCPU()
+		burn(probe)
+		c1, _ := gap.ThreadCPU()
+		best = min(best, float64(c1-c0))
 	}
-	assert.Equal(t, 8, c.stepCPUs)
-	assert.Positive(t, c.stepCPUNs, "a spin costs CPU time")
+	return max(int(float64(d)/best*probe), 1000)
 }
 
-// A real run reports cpu-ns/op and states the scope it read it in.
-func TestRunReportsCPUPerStep(t *testing.T) {
-	out, err := runChild(t, "flat", "400x")
-	require.NoError(t, err, out)
-	res := benchResults(t, out)
-	require.NotEmpty(t, res)
-	cpu, ok := res[len(res)-1].Value("cpu-sec/op")
-	require.True(t, ok, out)
-	assert.Positive(t, cpu)
-	share, ok := res[len(res)-1].Value("thread-cpu-%")
-	require.True(t, ok, out)
-	assert.True(t, share > 0 && share <= 100.5, "a share of the process's CPU time: %v", share)
+// measureShape runs one whole block of o (as Compare's blocks run) with
+// the host's thread list, and returns its counter span.
+func measureShape(t *testing.T, s *settings, n int, o Opener) counterSpan {
+	t.Helper()
+	runtime.GC()
+	h, err := openHost(s)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, h.close()) }()
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	res, _, err := measureBlock(s, n, Arm{Name: "x", Open: o}, h)
+	require.NoError(t, err)
+	require.True(t, res.proc.ok, res.proc.why)
+	return res.proc
+}
+
+// Every shape's cpu-ns/op lies within 10% of what the same steps cost the
+// process in a plain loop, with and without gaps: work on the runtime's
+// threads, on a thread that exits, and the GC's marking all count; the
+// gaps and the harness do not.
+func TestCPUPerStepIsTheProcessCostOfEveryShape(t *testing.T) {
+	if testing.Short() {
+		t.Skip("measures real CPU time: about 5 s")
+	}
+	rounds := calibrateBurn(500 * time.Microsecond)
+	for _, g := range []Gap{{}, {Mean: 300 * time.Microsecond}} {
+		for _, sh := range shapes {
+			t.Run(fmt.Sprintf("%s/gap=%v", sh.name, g.Mean), func(t *testing.T) {
+				cfg := CompareConfig{Gap: g, Warmup: 20, Window: 50}
+				s := cfg.settings()
+				truth := groundTruth(t, sh.open(rounds), 150, g)
+				c := measureShape(t, s, 150, sh.open(rounds))
+				got, ok := c.stepCPUNs()
+				require.True(t, ok, "cpu-ns/op unavailable: %v", c.cost.Why)
+				after := groundTruth(t, sh.open(rounds), 150, g)
+				t.Logf("cpu-ns/op %.0f, plain loop %.0f and %.0f (process %.0f, harness %.0f per step, thread share %.2f)",
+					got, truth, after, c.cost.Process/float64(c.cost.Steps), c.cost.Harness/float64(c.cost.Steps), c.threadShare())
+				assertWithin(t, got, 0.10, truth, after)
+				u, sy, ok := c.userSysPerStep()
+				require.True(t, ok)
+				assert.InDelta(t, got, u+sy, 1e-6*got, "user-ns/op + sys-ns/op = cpu-ns/op")
+			})
+		}
+	}
+}
+
+// Two arms of equal work in different shapes read the CPU ratio their
+// plain loops read (within 10%), and an arm of 10% more work reads more
+// than the same shape with less, whatever its shape. Equal work is not
+// equal cost: handing work to other goroutines costs the process real CPU
+// besides it (the runtime's wake-ups, a thread's creation and exit, a few
+// system calls a step: 10–70 µs here, in the plain loop as in the
+// harness), which 600 µs of work a step keeps under 15%.
+func TestCPURatiosFollowTheWorkNotTheShape(t *testing.T) {
+	if testing.Short() {
+		t.Skip("measures real CPU time: about 5 s")
+	}
+	rounds := calibrateBurn(600 * time.Microsecond)
+	cfg := CompareConfig{Gap: Gap{Mean: 300 * time.Microsecond}, Warmup: 10, Window: 30}
+	s := cfg.settings()
+	read := func(o Opener) float64 {
+		c := measureShape(t, s, 150, o)
+		v, ok := c.stepCPUNs()
+		require.True(t, ok, "cpu-ns/op unavailable: %v", c.cost.Why)
+		return v
+	}
+	inline, inlineTruth := read(inlineShape(rounds)), groundTruth(t, inlineShape(rounds), 150, cfg.Gap)
+	for _, sh := range shapes {
+		if sh.name == "alloc" {
+			continue // its GC share moves with the heap more than 10% of work would
+		}
+		same, truth := read(sh.open(rounds)), groundTruth(t, sh.open(rounds), 150, cfg.Gap)
+		more := read(sh.open(rounds * 11 / 10))
+		t.Logf("%s: %.3f× inline (the plain loops: %.3f×); 10%% more work %.3f× its equal", sh.name, same/inline, truth/inlineTruth, more/same)
+		assert.InDelta(t, 1, (same/inline)/(truth/inlineTruth), 0.10, "%s against inline: B/A %.3f, the plain loops' %.3f", sh.name, same/inline, truth/inlineTruth)
+		assert.Greater(t, more/same, 1.0, "%s, 10%% more work: B/A %.3f, never less", sh.name, more/same)
+	}
+}
+
+// In turns, each arm's figure leaves the other open arms' threads out and
+// counts its own between its turns; arms of the same work read alike, and
+// within 10% of the plain loop.
+func TestCPUInTurnsCountsEachArmsOwn(t *testing.T) {
+	if testing.Short() {
+		t.Skip("measures real CPU time: about 2 s")
+	}
+	rounds := calibrateBurn(500 * time.Microsecond)
+	cfg := CompareConfig{Gap: Gap{Mean: 300 * time.Microsecond}, Warmup: 20, Window: 30, Slice: 30}
+	s := cfg.settings()
+	// A pool thread that the open starts and that does the step's work:
+	// it stays alive, busy only when handed a step.
+	pool := func(rounds int) Opener {
+		return func() (Step, func() error, error) {
+			work, done := make(chan struct{}), make(chan struct{})
+			go func() {
+				runtime.LockOSThread()
+				for range work {
+					burn(rounds)
+					done <- struct{}{}
+				}
+			}()
+			return func() error { work <- struct{}{}; <-done; return nil }, func() error { close(work); return nil }, nil
+		}
+	}
+	arms := []Arm{
+		{Name: "inline", Open: inlineShape(rounds)},
+		{Name: "pool", Open: pool(rounds)},
+		{Name: "fanout2", Open: fanOut(2)(rounds)},
+	}
+	truth := make([][]float64, len(arms))
+	for a, arm := range arms {
+		truth[a] = append(truth[a], groundTruth(t, arm.Open, 150, cfg.Gap))
+	}
+	h, err := openHost(s)
+	require.NoError(t, err)
+	runtime.LockOSThread()
+	res, _, err := measureSliced(s, 150, cfg.Slice, arms, []int{0, 1, 2}, h)
+	runtime.UnlockOSThread()
+	require.NoError(t, h.close())
+	require.NoError(t, err)
+	for a, arm := range arms { // the ground truth after the round, for the bracket
+		truth[a] = append(truth[a], groundTruth(t, arm.Open, 150, cfg.Gap))
+	}
+	for a, arm := range arms {
+		c := res[a].proc
+		got, ok := c.stepCPUNs()
+		require.True(t, ok, "%s: cpu-ns/op unavailable: %v", arm.Name, c.cost.Why)
+		t.Logf("%s: cpu-ns/op %.0f, plain loop %.0f", arm.Name, got, truth[a])
+		assertWithin(t, got, 0.10, truth[a]...)
+	}
+}
+
+func TestCPUCostSumsTheDefinition(t *testing.T) {
+	ivs := []cpucost.Interval{
+		{Process: 1000, User: 800, Sys: 200, Loop: 700, LoopOK: true, Harness: 200, HarnessUser: 100, Steps: 4},
+		{Process: 1200, User: 900, Sys: 300, Loop: 800, LoopOK: true, Harness: 200, HarnessUser: 100, Steps: 4},
+	}
+	c := cpucost.Sum(ivs, 10, false)
+	require.Equal(t, cpucost.Available, c.Why)
+	// 2200 − 400 harness − 8×10 bookkeeping.
+	assert.InDelta(t, 1720, c.Ns, 1e-9)
+	v, ok := c.PerStep()
+	assert.True(t, ok)
+	assert.InDelta(t, 215, v, 1e-9)
+	assert.InDelta(t, c.Ns, c.User+c.Sys, 1e-9)
+	// user 1700−200−80 = 1420, sys 500−200 = 300: the split of 1720.
+	assert.InDelta(t, 1720*1420.0/1720, c.User, 1e-9)
+	assert.InDelta(t, 1020, c.Loop, 1e-9, "the loop thread's part: its clock less the harness and the bookkeeping")
+}
+
+func TestMetricsSayTheCPUDefinition(t *testing.T) {
 	var meaning string
 	for _, m := range Metrics() {
 		if m.Unit == "cpu-ns/op" {
 			meaning = m.Meaning
 		}
 	}
-	assert.True(t, strings.Contains(meaning, "CLOCK_THREAD_CPUTIME_ID") && strings.Contains(meaning, "cpu-scope:"), meaning)
-	assert.Regexp(t, `(?m)^cpu-scope: step-threads$`, out, "the scope every block was read in, stated once")
+	for _, w := range []string{"CLOCK_PROCESS_CPUTIME_ID", "harness", "cpu-scope:", "CompareConfig.Slice"} {
+		assert.True(t, strings.Contains(meaning, w), "cpu-ns/op's meaning names %q: %s", w, meaning)
+	}
 }

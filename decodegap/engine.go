@@ -112,6 +112,7 @@ func measure(ctx context.Context, s *settings, n int, open Opener, m mode, b *te
 	}
 	runtime.LockOSThread()
 	cleanups = append(cleanups, func() error { runtime.UnlockOSThread(); return nil })
+	r.overheadNs = loopOverhead(s)
 	if err := r.waiter.Begin(); err != nil {
 		return fail(fmt.Errorf("preparing gaps (%s.Gap.Kind = %v): %w", s.typ, s.gap.Kind, err))
 	}

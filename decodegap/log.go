@@ -2,6 +2,7 @@ package decodegap
 
 import (
 	"fmt"
+	"github.com/gapbench/gapbench/decodegap/internal/cpucost"
 	"io"
 	"math"
 	"strconv"
@@ -298,8 +299,7 @@ func (res *result) counterLine(typ string) string {
 		return "process counters: unavailable (" + c.why + ")"
 	}
 	n := float64(c.iters())
-	s := fmt.Sprintf("process: cpu/wall %.2f (user %s/op, sys %s/op); context switches %s voluntary, %s involuntary; peak RSS %s; GC %d cycles",
-		c.cpuPerWall(), fmtNs(float64(c.userNs)/n), fmtNs(float64(c.sysNs)/n),
+	s := "process: " + cpuFigures(c) + fmt.Sprintf("; context switches %s voluntary, %s involuntary; peak RSS %s; GC %d cycles",
 		switchFigure(c, c.nvcsw), switchFigure(c, c.nivcsw), fmtBytes(c.maxRSS), c.gcCycles)
 	if w := res.host.span.ProcessRunQueueWaitNs; res.host.ok && w.Available() && c.iters() > 0 {
 		s += fmt.Sprintf("; its threads waited %s/op on a run queue", fmtNs(w.Value/n))
@@ -316,6 +316,35 @@ func (res *result) counterLine(typ string) string {
 			c.from, c.to, c.iters(), res.from, res.n, res.n-res.from)
 	}
 	return s
+}
+
+// cpuFigures reports cpu-ns/op with its split and what was left out, or
+// which part could not be read.
+func cpuFigures(c *counterSpan) string {
+	cpu, ok := c.stepCPUNs()
+	if !ok {
+		return "cpu-ns/op unavailable: " + cpuWhy(c.cost.Why)
+	}
+	user, sys, _ := c.userSysPerStep()
+	s := fmt.Sprintf("cpu %s/op (user %s, sys %s; cpu/wall %.2f)", fmtNs(cpu), fmtNs(user), fmtNs(sys), c.cpuPerWall())
+	if c.cost.Process > 0 {
+		s += fmt.Sprintf(", the process's %s/op less the harness's %s/op (gaps, snapshots, the loop's bookkeeping)",
+			fmtNs(c.cost.Process/float64(c.cost.Steps)), fmtNs(c.cost.Harness/float64(c.cost.Steps)))
+	}
+	return s
+}
+
+// cpuWhy says why cpu-ns/op is unavailable.
+func cpuWhy(why cpucost.Reason) string {
+	switch why {
+	case cpucost.NoSteps:
+		return "the counter span holds no recorded step"
+	case cpucost.NoThreadList:
+		return "in turns (CompareConfig.Slice) the other arms' threads are left out by their own clocks in /proc/self/task, which could not be read; set CompareConfig.Slice to decodegap.SliceWhole for whole blocks"
+	case cpucost.Negative:
+		return "the harness's own CPU time (gaps, snapshots) read more than the process spent: a CPU clock on this host is wrong"
+	}
+	return "the process's CPU clock could not be read"
 }
 
 // switchFigure prints a context-switch count per op, and for a zero says

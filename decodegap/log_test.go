@@ -11,6 +11,7 @@ import (
 	"golang.org/x/perf/benchfmt"
 	"golang.org/x/perf/benchunit"
 
+	"github.com/gapbench/gapbench/decodegap/internal/cpucost"
 	"github.com/gapbench/gapbench/decodegap/internal/steady"
 	"github.com/gapbench/gapbench/hostmon"
 )
@@ -43,8 +44,9 @@ func steadyReport() *result {
 		n: 2000, stride: 1, window: 32, reached: true,
 		st:  steady.Result{Class: steady.Flat, Reason: steady.OneLevel, Start: 0, Windows: 62, TailWindows: 62, Levels: []steady.Segment{{Start: 0, End: 2000, Median: 249e3}}},
 		lat: latency{mean: 250e3, p50: 249e3, p90: 262e3, p99: 310e3},
-		proc: counterSpan{ok: true, from: 0, to: 2000, wallNs: 1e9, cpuNs: 5e8,
-			userNs: 4e8, sysNs: 1e8, nvcsw: 4000, nivcsw: 20, maxRSS: 40 << 20},
+		proc: counterSpan{ok: true, from: 0, to: 2000, wallNs: 1e9, cpuNs: 6e8,
+			userNs: 4.6e8, sysNs: 1.4e8, nvcsw: 4000, nivcsw: 20, maxRSS: 40 << 20,
+			cost: cpucost.Cost{Steps: 2000, Ns: 5e8, User: 4e8, Sys: 1e8, Loop: 4.5e8, Harness: 1e8, Process: 6e8}},
 	}
 }
 
@@ -89,11 +91,15 @@ func TestPublishFlatRun(t *testing.T) {
 	log := b.logs[0]
 	assert.Contains(t, log, "steady state: flat from the first iteration (2000 iterations, windows of 32; one level over all 62 windows (median 249µs))")
 	assert.Contains(t, log, "step: mean 250µs, p50 249µs, p90 262µs, p99 310µs over 2000 iterations")
-	assert.Contains(t, log, "cpu/wall 0.50")
+	assert.Contains(t, log, "cpu 250µs/op (user 200µs, sys 50µs; cpu/wall 0.50), the process's 300µs/op less the harness's 50µs/op (gaps, snapshots, the loop's bookkeeping)")
 	assert.NotContains(t, log, "gap:", "no gap requested, no gap line")
 	assert.LessOrEqual(t, strings.Count(log, "\n")+1, 8, "testing keeps ten lines of a benchmark's log")
 	assert.Equal(t, 250e3, b.metrics["ns/op"])
 	assert.Equal(t, 0.5, b.metrics["cpu/wall"])
+	assert.Equal(t, 250e3, b.metrics["cpu-ns/op"])
+	assert.Equal(t, 200e3, b.metrics["user-ns/op"], "cpu-ns/op's user part")
+	assert.Equal(t, 50e3, b.metrics["sys-ns/op"])
+	assert.Equal(t, 90.0, b.metrics["thread-cpu-%"], "the loop thread's share of cpu-ns/op")
 	assert.Equal(t, 2.0, b.metrics["vcsw/op"])
 	assert.Empty(t, b.fatal)
 }
@@ -194,7 +200,7 @@ func TestZeroSwitchesSayWhichZero(t *testing.T) {
 	rep := steadyReport()
 	c := &rep.proc
 	assert.Equal(t, "2/op", switchFigure(c, 4000))
-	assert.Equal(t, "0/op (a true zero: getrusage's CPU times moved 500ms in the same span)", switchFigure(c, 0))
+	assert.Equal(t, "0/op (a true zero: getrusage's CPU times moved 600ms in the same span)", switchFigure(c, 0))
 	c.userNs, c.sysNs = 0, 0
 	assert.Equal(t, "0/op (a dead instrument? getrusage's CPU times did not move either)", switchFigure(c, 0))
 }

@@ -140,17 +140,23 @@ var metricTable = []metricDef{
 	{"load1", "1-minute load average at the end of the span", hostFigure(func(h *hostmon.Span) hostmon.Figure { return h.Load1 }, false)},
 	{"runq-ns/op", "time this process's threads waited on a run queue, per step (schedstat)", hostFigure(func(h *hostmon.Span) hostmon.Figure { return h.ProcessRunQueueWaitNs }, true)},
 	{"threads", "threads of the process at the end", func(r *result) (float64, bool) { return float64(r.census.threads()), r.host.ok && r.census.ok }},
-	{"cpu/wall", "process CPU seconds per wall second (all threads; 1 = one core busy)", func(r *result) (float64, bool) {
+	{"cpu/wall", "cpu-ns/op's CPU seconds per wall second of the counter span (1 = one core busy with the arm's work)", func(r *result) (float64, bool) {
 		v := r.proc.cpuPerWall()
 		return v, !math.IsNaN(v) && r.proc.iters() > 0
 	}},
-	{"cpu-ns/op", "CPU time per step (user+sys) over the counter span, read one way in every block (the cpu-scope: configuration line): the step's own time on the loop thread's clock (CLOCK_THREAD_CPUTIME_ID read around one step in 8, gaps left out) plus, under step-threads, the on-CPU time of the threads the step's open created (schedstat) per step; unavailable when a block cannot be read that way", func(r *result) (float64, bool) { return r.proc.stepCPUNs() }},
-	{"thread-cpu-%", "the loop thread's share of the process's CPU time over the counter span (gaps included): near 100 the step runs on that thread alone", func(r *result) (float64, bool) {
+	{"cpu-ns/op", "CPU time per step (user+sys): all the process spent over the counter span (CLOCK_PROCESS_CPUTIME_ID, every thread, exited ones too, read at the span's boundaries only) less the harness's own (the gaps, the snapshots, the loop's bookkeeping), per step; in turns (CompareConfig.Slice) also less the threads the other arms' opens created. The same in every block of every route (the cpu-scope: configuration line); unavailable when a part cannot be read (the log says which)", func(r *result) (float64, bool) { return r.proc.stepCPUNs() }},
+	{"thread-cpu-%", "the share of cpu-ns/op that ran on the loop thread: near 100 the step runs on that thread alone, lower it hands work to other threads", func(r *result) (float64, bool) {
 		v := r.proc.threadShare()
 		return 100 * v, !math.IsNaN(v)
 	}},
-	{"user-ns/op", "user CPU time per step, all threads (getrusage)", perOp(func(c *counterSpan) float64 { return float64(c.userNs) })},
-	{"sys-ns/op", "system CPU time per step, all threads (getrusage)", perOp(func(c *counterSpan) float64 { return float64(c.sysNs) })},
+	{"user-ns/op", "the user-time part of cpu-ns/op (getrusage's split of the process's time, the harness's spins taken out)", func(r *result) (float64, bool) {
+		u, _, ok := r.proc.userSysPerStep()
+		return u, ok
+	}},
+	{"sys-ns/op", "the system-time part of cpu-ns/op (getrusage's split, the harness's sleeps and snapshots taken out)", func(r *result) (float64, bool) {
+		_, sy, ok := r.proc.userSysPerStep()
+		return sy, ok
+	}},
 	{"vcsw/op", "voluntary context switches per step, all threads", perOp(func(c *counterSpan) float64 { return float64(c.nvcsw) })},
 	{"ivcsw/op", "involuntary context switches per step, all threads", perOp(func(c *counterSpan) float64 { return float64(c.nivcsw) })},
 	{"peak-RSS-B", "peak resident set size of the process so far, bytes", func(r *result) (float64, bool) {

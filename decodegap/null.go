@@ -50,9 +50,8 @@ func (m *nullMode) run(r *runner) (int, error) {
 		if !noGap {
 			r.waiter.WaitUntil(prevEnd + int64(r.seq.Next()))
 		}
-		start := gap.Now()
-		err := cur()
-		prevEnd = gap.Now()
+		start, end, err := timeStep(cur)
+		prevEnd = end
 		if err != nil {
 			return i, err
 		}
@@ -84,9 +83,7 @@ func (m *nullMode) run(r *runner) (int, error) {
 			req = int64(r.seq.Next())
 			r.waiter.WaitUntil(prevEnd + req)
 		}
-		start := gap.Now()
-		err := cur()
-		end := gap.Now()
+		start, end, err := timeStep(cur)
 		if err != nil {
 			return warm + j, err
 		}

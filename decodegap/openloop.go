@@ -89,8 +89,10 @@ func (s *stream) run(warm, n, window int, boundary func(j int, force bool)) bool
 			s.aheadAt += int64(s.ahead.Next())
 			s.saturated = s.aheadN-i >= MaxQueue
 		}
+		runtime.UnlockOSThread() // as timeStep: the step runs unlocked
 		err := s.step()
 		end := gap.Now()
+		runtime.LockOSThread()
 		if err != nil {
 			s.err, s.errIter = err, i
 			return false
@@ -392,6 +394,15 @@ func (m *openSessionsMode) open(b *testing.B, r *runner, cl *closers, open Opene
 	}
 	r.noRequested = true
 	r.traceConfig = map[string]string{"loop": "open", "sessions": strconv.Itoa(m.n)}
+	// The counter span runs from before the streams start to after they
+	// end: every session's warm-up and recorded steps, on their threads,
+	// with their gaps the harness's.
+	for _, s := range m.ss {
+		r.cr.waiters = append(r.cr.waiters, s.waiter)
+	}
+	warmN := r.s.warmup
+	r.stepsOf = func(iters int) int { return (warmN + iters) * m.n }
+	r.loopOffStep = true
 	m.ready.Add(m.n)
 	m.done.Add(m.n)
 	warm, n := r.s.warmup, r.n

@@ -85,5 +85,5 @@ func GapSpec(g Gap) string {
 // (step-threads or loop-thread, see cpuScope).
 func writeGapConfig(g Gap) {
 	configLine("gap", GapSpec(g))
-	configLine("cpu-scope", cpuScopeOf().String())
+	configLine("cpu-scope", cpuScopeLine)
 }

@@ -4,6 +4,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/gapbench/gapbench/decodegap/internal/cpucost"
 	"github.com/gapbench/gapbench/decodegap/internal/mem"
 	"github.com/gapbench/gapbench/decodegap/internal/radix"
 	"github.com/gapbench/gapbench/decodegap/internal/steady"
@@ -152,24 +153,50 @@ type counterSpan struct {
 	maxRSS   int64
 	gcCycles uint64
 	gcPause  float64
-	// thread is the loop thread's CPU time over the span (counters.go).
-	thread threadSpan
-	// scope is what cpu-ns/op counts, the process's one (cpuScopeOf);
-	// pool is the step's open's threads' CPU time over the span.
-	scope cpuScope
-	pool  poolSpan
+	// cost is the arm's CPU time over the span (internal/cpucost): the
+	// process's less the harness's, in a sliced round less the other
+	// arms' threads. cpu-ns/op, user-ns/op, sys-ns/op, cpu/wall and
+	// thread-cpu-% all read it.
+	cost cpucost.Cost
 }
 
 // iters returns the number of iterations the span covers.
 func (c *counterSpan) iters() int { return c.to - c.from }
 
-// cpuPerWall is the span's process CPU per wall second, NaN when the
-// counters are unavailable.
+// cpuPerWall is the arm's CPU (cpu-ns/op's) per wall second over the
+// span, NaN when unavailable.
 func (c *counterSpan) cpuPerWall() float64 {
-	if c.ok && c.wallNs > 0 {
-		return float64(c.cpuNs) / float64(c.wallNs)
+	if c.ok && c.wallNs > 0 && c.cost.Why == cpucost.Available {
+		return c.cost.Ns / float64(c.wallNs)
 	}
 	return math.NaN()
+}
+
+// stepCPUNs is cpu-ns/op: the arm's CPU time per step over the span;
+// false when unavailable (no counters, or c.cost.Why).
+func (c *counterSpan) stepCPUNs() (float64, bool) {
+	if !c.ok {
+		return 0, false
+	}
+	return c.cost.PerStep()
+}
+
+// threadShare is the share of the arm's CPU time that ran on the loop
+// thread (thread-cpu-%); NaN when unavailable.
+func (c *counterSpan) threadShare() float64 {
+	if !c.ok || c.cost.Why != cpucost.Available || !(c.cost.Ns > 0) {
+		return math.NaN()
+	}
+	return c.cost.Loop / c.cost.Ns
+}
+
+// userSysPerStep is cpu-ns/op's split into user and system time per step.
+func (c *counterSpan) userSysPerStep() (user, sys float64, ok bool) {
+	if _, ok := c.stepCPUNs(); !ok {
+		return 0, 0, false
+	}
+	n := float64(c.cost.Steps)
+	return c.cost.User / n, c.cost.Sys / n, true
 }
 
 // newResult starts the result of r's run.
@@ -376,7 +403,6 @@ func (r *runner) span(from int) counterSpan {
 		maxRSS:   last.maxRSSBytes,
 		gcCycles: last.gcCycles - first.gcCycles,
 		gcPause:  last.gcPauseNs - first.gcPauseNs,
-		thread:   threadBetween(first, last),
 		fi:       fi, li: li,
 	}
 	c.wallNs -= f.wallNs
@@ -387,15 +413,43 @@ func (r *runner) span(from int) counterSpan {
 	c.nivcsw -= f.nivcsw
 	c.gcCycles -= f.gcCycles
 	c.gcPause -= f.gcPause
-	c.thread.cpuNs -= f.thread.cpuNs
-	c.scope = cpuScopeOf()
-	if first.host != nil && last.host != nil {
-		c.pool = poolBetween(r.openTIDs, first.host.Tasks(), last.host.Tasks())
-	}
-	if r.sliced {
-		armCPU(&c)
-	}
+	c.cost = r.cpuCost(fi, li)
 	return c
+}
+
+// cpuCost is the arm's CPU time over the snapshots fi to li: the
+// intervals between them, each with the harness's share and, in a
+// sliced round, the threads' (internal/cpucost).
+func (r *runner) cpuCost(fi, li int) cpucost.Cost {
+	ivs := make([]cpucost.Interval, 0, li-fi)
+	for k := fi + 1; k <= li; k++ {
+		p, s := &r.snaps[k-1], &r.snaps[k]
+		iv := cpucost.Interval{
+			Process: s.cpuNs - p.cpuNs, User: s.userNs - p.userNs, Sys: s.sysNs - p.sysNs,
+			Loop:    s.threadNs - p.threadNs,
+			LoopOK:  p.tid != 0 && p.tid == s.tid && !r.loopOffStep,
+			Harness: s.harnessNs - p.harnessNs, HarnessUser: s.harnessUserNs - p.harnessUserNs,
+			Foreign: s.foreign,
+		}
+		if !s.foreign {
+			iv.Steps = r.cpuSteps(s.iter - p.iter)
+		}
+		if r.sliced {
+			iv.Own, iv.Others, iv.ThreadsOK = threadsBetween(r.openTIDs, r.otherTIDs, p.host, s.host)
+		}
+		ivs = append(ivs, iv)
+	}
+	return cpucost.Sum(ivs, r.overheadNs, r.sliced)
+}
+
+// cpuSteps is the number of steps that ran in an interval of iters
+// recorded iterations: iters, unless the mode says otherwise (sessions
+// run several steps an iteration).
+func (r *runner) cpuSteps(iters int) int {
+	if r.stepsOf != nil {
+		return r.stepsOf(iters)
+	}
+	return iters
 }
 
 // roundUp2 rounds n > 0 up to two significant digits.

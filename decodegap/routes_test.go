@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"golang.org/x/perf/benchfmt"
 
+	"github.com/gapbench/gapbench/decodegap/internal/cpucost"
 	"github.com/gapbench/gapbench/internal/interleave"
 	"github.com/gapbench/gapbench/internal/judge"
 	"github.com/gapbench/gapbench/internal/prreport"
@@ -123,7 +124,7 @@ func TestOneFileSameRowsEveryRoute(t *testing.T) {
 func TestBlockOfIsThePrintedLine(t *testing.T) {
 	r := &result{lat: latency{mean: 35123.456, p50: 34999.5}, out: outliers{count: 1, largest: 4e5, share: 0.07},
 		proc: counterSpan{ok: true, from: 0, to: 2000, wallNs: 2e8, cpuNs: 70123456789, userNs: 5e7,
-			thread: threadSpan{ok: true, stepNs: 35e6}, pool: poolSpan{ok: true, ns: 123456789, threads: 2}}}
+			cost: cpucost.Cost{Steps: 2000, Ns: 2000*35e6 + 123456789, User: 2000 * 35e6, Sys: 123456789, Loop: 2000 * 35e6}}}
 	var b strings.Builder
 	b.WriteString("arm: a\nround: 1\n")
 	// testing prints each metric with prettyPrint's precision; benchLine

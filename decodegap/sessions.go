@@ -74,6 +74,11 @@ type sessionsMode struct {
 	roundStart int64
 	recording  bool
 	dry        bool
+	// releaseNs is the process's CPU time a round's release costs (the
+	// channel sends, the workers' wake-ups, the wait), measured over the
+	// last half of the dry rounds: cpu-ns/op leaves it out with the
+	// harness. 0 when the clock could not be read.
+	releaseNs float64
 }
 
 // dryRounds is the number of rounds start releases without running the
@@ -112,8 +117,15 @@ func (m *sessionsMode) start(r *runner) {
 	ready.Wait()
 	spareThreads(len(m.steps) + 2)
 	m.dry = true
-	for range dryRounds {
+	for range dryRounds / 2 {
 		m.release()
+	}
+	p0, err0 := readProcessCPU()
+	for range dryRounds / 2 {
+		m.release()
+	}
+	if p1, err1 := readProcessCPU(); err0 == nil && err1 == nil {
+		m.releaseNs = float64(p1-p0) / (dryRounds / 2)
 	}
 	m.dry = false
 	solo.snaps = r.cr.prepare(snapSlots(m.soloN, r.window))
@@ -228,6 +240,11 @@ func (m *sessionsMode) analyze(r *runner) *result {
 	}
 	k0 := res.from / m.recs[0].stride
 	var lat, gaps []int64
+	// The counter span holds every session's steps, on the workers'
+	// threads; each round's release is the harness's.
+	r.stepsOf = func(rounds int) int { return rounds * m.n }
+	r.loopOffStep = true
+	r.overheadNs += m.releaseNs / float64(m.n)
 	res.sessions = make([]sessionStats, len(m.recs))
 	for i, rec := range m.recs {
 		k := min(k0, len(rec.lat))

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"runtime/debug"
+	"slices"
 
 	"github.com/gapbench/gapbench/decodegap/internal/gap"
 	"github.com/gapbench/gapbench/internal/levels"
@@ -105,7 +106,19 @@ func measureSliced(s *settings, n, slice int, arms []Arm, order []int, h *hostRu
 			r.phases[phaseSetup] = h.tids()
 			r.openTIDs = openedTIDs(r.phases[phaseBefore], r.phases[phaseSetup])
 		}
+		r.overheadNs = loopOverhead(s)
 		ins[a] = &slicedArm{r: r, step: step}
+	}
+	// Each arm's turns leave out the threads the others' opens created.
+	for _, a := range order {
+		var others []int
+		for _, b := range order {
+			if b != a {
+				others = append(others, ins[b].r.openTIDs...)
+			}
+		}
+		slices.Sort(others)
+		ins[a].r.otherTIDs = slices.Compact(others)
 	}
 	for _, a := range order {
 		w := ins[a].r.waiter
@@ -165,8 +178,7 @@ func (r *runner) turn(step Step, j0, m int) (string, error) {
 	if !noGap {
 		r.waiter.WaitUntil(prevEnd + int64(r.s.gap.Mean))
 	}
-	err := step()
-	prevEnd = gap.Now()
+	_, prevEnd, err := timeStep(step)
 	if err != nil {
 		return fmt.Sprintf("the lead step before iteration %d of %d (CompareConfig.Slice)", j0+1, r.n), err
 	}
@@ -199,7 +211,6 @@ func (r *runner) foreignSpan(fi, li int) (c counterSpan) {
 		c.nivcsw += s.nivcsw - p.nivcsw
 		c.gcCycles += s.gcCycles - p.gcCycles
 		c.gcPause += s.gcPauseNs - p.gcPauseNs
-		c.thread.cpuNs += s.threadNs - p.threadNs
 	}
 	return c
 }
@@ -217,16 +228,4 @@ func (r *runner) foreignUser(i, fi, li int) float64 {
 		}
 	}
 	return d
-}
-
-// armCPU sets a sliced round's process CPU time over the span to the
-// arm's own: its loop thread's over its turns (c.thread) plus, over the
-// whole span, the threads its open created (c.pool). The process's clock
-// would count every other open instance's threads too: a spinning pool
-// still spins into the next arm's turn. Without the thread readings it
-// leaves c as it is.
-func armCPU(c *counterSpan) {
-	if c.ok && c.thread.ok && c.pool.ok {
-		c.cpuNs = c.thread.cpuNs + c.pool.ns
-	}
 }

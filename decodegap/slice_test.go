@@ -2,6 +2,7 @@ package decodegap
 
 import (
 	"errors"
+	"github.com/gapbench/gapbench/decodegap/internal/cpucost"
 	"regexp"
 	"runtime"
 	"strconv"
@@ -99,7 +100,13 @@ func TestSlicedRoundTakesTurnsAndCountsOnlyItsOwn(t *testing.T) {
 	// (A spin is timed by the wall clock: a preempted one takes less CPU.)
 	assert.GreaterOrEqual(t, busy.cpuNs, int64(12*200*time.Microsecond/2))
 	assert.Less(t, idle.cpuNs, busy.cpuNs/3, "the idle arm's CPU time leaves out the busy arm's turns")
-	assert.Less(t, idle.thread.cpuNs, busy.thread.cpuNs/3)
+	// Without the host's thread list a turn's cpu-ns/op cannot leave the
+	// other arm's threads out: unavailable, said, never partial.
+	for _, c := range []counterSpan{idle, busy} {
+		_, ok := c.stepCPUNs()
+		assert.False(t, ok)
+		assert.Equal(t, cpucost.NoThreadList, c.cost.Why)
+	}
 	assert.GreaterOrEqual(t, busy.wallNs, int64(12*200*time.Microsecond))
 }
 
@@ -199,15 +206,23 @@ func TestChooseSliceFromCompareConfig(t *testing.T) {
 	assert.Equal(t, 79, chooseSlice(&CompareConfig{Gap: Gap{Mean: 2 * time.Millisecond}}, 3, 5000).Turn, "at least N/64")
 }
 
-func TestPoolCPUCountsOnlyTheThreadsTheArmsOpenCreated(t *testing.T) {
+func TestTurnsCountEachArmsOwnThreads(t *testing.T) {
 	before := []int{10, 11}        // there before the open (another arm's pool among them)
 	setup := []int{10, 11, 20, 21} // after the open: 20 and 21 are the arm's
+	own := openedTIDs(before, setup)
+	others := []int{11}
 	first := []hostmon.Task{{TID: 10, OnCPUNanoseconds: 100}, {TID: 11, OnCPUNanoseconds: 5000}, {TID: 20, OnCPUNanoseconds: 300}}
 	last := []hostmon.Task{{TID: 10, OnCPUNanoseconds: 900}, {TID: 11, OnCPUNanoseconds: 95000}, {TID: 20, OnCPUNanoseconds: 1300}, {TID: 21, OnCPUNanoseconds: 40}, {TID: 30, OnCPUNanoseconds: 7}}
-	// 20 ran 1000 ns, 21 (born after first) 40; 10, 11 and 30 are not the arm's.
-	assert.Equal(t, poolSpan{ok: true, ns: 1040, threads: 2}, poolBetween(openedTIDs(before, setup), first, last))
-	assert.Equal(t, poolSpan{ok: true}, poolBetween(openedTIDs(setup, setup), first, last), "an open that started no thread: a true zero")
-	gone := []hostmon.Task{{TID: 10, OnCPUNanoseconds: 900}, {TID: 11, OnCPUNanoseconds: 95000}, {TID: 21, OnCPUNanoseconds: 40}}
-	assert.False(t, poolBetween(openedTIDs(before, setup), first, gone).ok, "20 ended within the span: its time is lost, the figure unavailable")
-	assert.False(t, poolBetween(nil, first, last).ok, "the thread lists at the open unread")
+	// 20 ran 1000 ns, 21 (born after first) 40: the arm's; 11 ran 90000:
+	// the other arm's; 10 and 30 are the runtime's, neither arm's.
+	o, x, ok := tasksBetween(own, others, first, last)
+	assert.True(t, ok)
+	assert.Equal(t, [2]int64{1040, 90000}, [2]int64{o, x})
+	o, x, ok = tasksBetween(openedTIDs(setup, setup), nil, first, last)
+	assert.True(t, ok)
+	assert.Equal(t, [2]int64{0, 0}, [2]int64{o, x}, "an open that started no thread: a true zero")
+	_, _, ok = tasksBetween(own, others, nil, last)
+	assert.False(t, ok, "a thread list unread")
+	_, _, ok = threadsBetween(own, others, nil, nil)
+	assert.False(t, ok, "no host snapshots")
 }

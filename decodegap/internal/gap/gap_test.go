@@ -580,22 +580,38 @@ func TestWaitUntilSignals(t *testing.T) {
 	})
 }
 
-func TestEndOnAnotherThread(t *testing.T) {
+// A goroutine that comes back on another thread between two waits (its
+// steps ran unlocked) has that thread's timer slack lowered too, and End
+// there neither panics nor touches Begin's thread.
+func TestWaitsFollowTheGoroutineToAnotherThread(t *testing.T) {
 	runtime.LockOSThread() // never unlocked: the thread exits with the test
-	w := NewWaiter(Spec{Kind: Sleep})
+	w := NewWaiter(Spec{Kind: Sleep, Mean: 50 * time.Microsecond})
 	if err := w.Begin(); err != nil {
 		t.Fatalf("Begin: %v", err)
 	}
 	defer w.End()
-	recovered := make(chan any)
+	w.WaitUntil(Now() + int64(50*time.Microsecond))
+	if w.Moved() != 0 {
+		t.Fatalf("moved %d times without moving", w.Moved())
+	}
+	done := make(chan [2]int)
 	go func() {
 		runtime.LockOSThread() // a thread of its own, not the test's
-		defer func() { recovered <- recover() }()
+		defer runtime.UnlockOSThread()
+		old, _ := unix.PrctlRetInt(unix.PR_GET_TIMERSLACK, 0, 0, 0, 0)
+		w.WaitUntil(Now() + int64(50*time.Microsecond))
+		slack, _ := unix.PrctlRetInt(unix.PR_GET_TIMERSLACK, 0, 0, 0, 0)
 		w.End()
+		if old == 1 { // a thread some earlier test lowered: nothing to see
+			slack = -1
+		}
+		done <- [2]int{slack, w.Moved()}
 	}()
-	if r := <-recovered; r == nil {
-		t.Error("End on another thread than Begin's did not panic")
-	} else {
-		t.Logf("panic: %v", r)
+	got := <-done
+	if got[0] != 1 && got[0] != -1 {
+		t.Errorf("the adopted thread's timer slack is %d ns, want 1", got[0])
+	}
+	if got[1] != 1 {
+		t.Errorf("Moved() = %d, want 1", got[1])
 	}
 }

@@ -35,8 +35,10 @@ type Waiter struct {
 	hist   history       // the last sleeps, behind spin when adapt
 	off    int64         // CLOCK_MONOTONIC − Now in ns, rounded up
 	ts     unix.Timespec // clock_nanosleep request; a field so it never escapes
-	slack  int           // timer slack of the thread before Begin, in ns
-	tid    int           // thread of Begin; 0 when not begun
+	slack  int           // timer slack of Begin's thread before Begin, in ns
+	tid    int           // thread whose timer slack is lowered last (Begin's, or one adopted); 0 when not begun
+	begun  int           // thread of Begin
+	moved  int           // threads adopted since Begin (see WaitUntil)
 	// cpuNs and wallNs sum the CPU time and the wall time of the waits
 	// since Begin (see Usage); spinNs is the part of cpuNs the thread
 	// spent in user code (spins and the work before a sleep), the rest
@@ -104,7 +106,8 @@ var monoOffset = sync.OnceValue(func() int64 {
 
 // Begin prepares the calling thread for waiting. It must be called on the
 // goroutine that will wait, after runtime.LockOSThread, and be followed by
-// End on the same thread. It lowers the thread's timer slack to 1 ns and,
+// End. The goroutine must be locked while it waits; between two waits it
+// may run unlocked (WaitUntil adopts the thread it comes back on). It lowers the thread's timer slack to 1 ns and,
 // for Hybrid with Spec.Spin == 0, calibrates the spin stretch (see the
 // package doc; this takes up to about 17 ms). It returns an error, leaving
 // the thread as it was, if the timer slack cannot be read or set or
@@ -121,6 +124,7 @@ func (w *Waiter) Begin() error {
 		return fmt.Errorf("gap: lowering the timer slack, prctl(PR_SET_TIMERSLACK, 1): %w", err)
 	}
 	w.slack, w.tid = old, unix.Gettid()
+	w.begun, w.moved = w.tid, 0
 	w.spin, w.adapt = 0, false
 	w.cpuNs, w.wallNs, w.spinNs, w.charge, w.sleeps, w.charged = 0, 0, 0, 0, 0, false
 	w.readNs = readCost()
@@ -287,20 +291,25 @@ func (h *history) choose(mean int64, maxCPU float64) int64 {
 	return max(s[0], 0)
 }
 
-// End restores the timer slack that the thread had before Begin. It must be
-// called on the thread of Begin (it panics otherwise: the caller unlocked
-// it). End without Begin does nothing.
+// End restores the timer slack that Begin's thread had before Begin, when
+// it is called on that thread; the threads WaitUntil adopted keep a slack
+// of 1 ns (a thread's slack can only be set by the thread itself). End
+// without Begin does nothing.
 func (w *Waiter) End() {
 	if w.tid == 0 {
 		return
 	}
-	if tid := unix.Gettid(); tid != w.tid {
-		panic(fmt.Sprintf("gap: Waiter.End on thread %d, Begin was on thread %d: keep the goroutine locked to its OS thread from Begin to End", tid, w.tid))
+	if unix.Gettid() == w.begun {
+		// It cannot fail where PR_SET_TIMERSLACK, 1 succeeded.
+		_ = unix.Prctl(unix.PR_SET_TIMERSLACK, uintptr(w.slack), 0, 0, 0)
 	}
-	// It cannot fail where PR_SET_TIMERSLACK, 1 succeeded.
-	_ = unix.Prctl(unix.PR_SET_TIMERSLACK, uintptr(w.slack), 0, 0, 0)
 	w.tid = 0
 }
+
+// Moved returns the number of threads the waits moved to since Begin:
+// the caller's goroutine ran its steps unlocked and came back on another
+// thread, whose timer slack WaitUntil then lowered too.
+func (w *Waiter) Moved() int { return w.moved }
 
 // Spin returns the spin stretch in use. For Hybrid it is Spec.Spin if that
 // is > 0, otherwise the stretch learned since Begin as it stands after the
@@ -366,6 +375,16 @@ func (w *Waiter) WaitUntil(deadline int64) {
 	}
 	spinFrom := now
 	var user int64 // the work before a sleep
+	if w.kind != Busy && w.tid != 0 {
+		// The caller may run its steps unlocked (decodegap does, so that
+		// a step that blocks is scheduled as it is outside the harness)
+		// and come back on another thread: give that one the slack too.
+		if tid := unix.Gettid(); tid != w.tid {
+			_ = unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0)
+			w.tid = tid
+			w.moved++
+		}
+	}
 	switch w.kind {
 	case Sleep:
 		user = Now() - now
