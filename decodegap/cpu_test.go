@@ -15,7 +15,6 @@ import (
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 
-	"github.com/gapbench/gapbench/decodegap/internal/cpucost"
 	"github.com/gapbench/gapbench/decodegap/internal/gap"
 )
 
@@ -80,23 +79,33 @@ func exitingThread(rounds int) Opener {
 	}
 }
 
-// allocSink keeps allocShape's last garbage reachable until the next step.
-var allocSink [][]byte
+// allocSink keeps allocShape's last garbage reachable until the next step;
+// allocBallast is its live heap.
+var (
+	allocSink    [][]byte
+	allocBallast []byte
+)
 
-// allocShape allocates 2 MiB in 256-byte objects a step besides a quarter
-// of the work, so that the GC runs about every step (its mark workers on
-// other threads) and its share of the cost does not hinge on how many
-// cycles a short span happens to hold.
+// allocShape allocates 4 MiB in 256-byte objects a step besides a quarter
+// of the work, over a live heap of 16 MiB that its open makes, so that the
+// GC runs every few steps (its mark workers on other threads) and how
+// often does not hinge on the harness's own heap (under 1 MiB) or on how
+// many cycles a short span happens to hold.
 func allocShape(rounds int) Opener {
-	return Func(func() error {
-		burn(rounds / 4)
-		keep := make([][]byte, 0, 8192)
-		for range 8192 {
-			keep = append(keep, make([]byte, 256))
+	return func() (Step, func() error, error) {
+		if allocBallast == nil {
+			allocBallast = make([]byte, 16<<20)
 		}
-		allocSink = keep
-		return nil
-	})
+		return func() error {
+			burn(rounds / 4)
+			keep := make([][]byte, 0, 16384)
+			for range 16384 {
+				keep = append(keep, make([]byte, 256))
+			}
+			allocSink = keep
+			return nil
+		}, nil, nil
+	}
 }
 
 // background does the work inline, and its open leaves a goroutine
@@ -342,24 +351,6 @@ func TestCPUInTurnsCountsEachArmsOwn(t *testing.T) {
 	}
 }
 
-func TestCPUCostSumsTheDefinition(t *testing.T) {
-	ivs := []cpucost.Interval{
-		{Process: 1000, User: 800, Sys: 200, Loop: 700, LoopOK: true, Harness: 200, HarnessUser: 100, Steps: 4},
-		{Process: 1200, User: 900, Sys: 300, Loop: 800, LoopOK: true, Harness: 200, HarnessUser: 100, Steps: 4},
-	}
-	c := cpucost.Sum(ivs, 10, false)
-	require.Equal(t, cpucost.Available, c.Why)
-	// 2200 − 400 harness − 8×10 bookkeeping.
-	assert.InDelta(t, 1720, c.Ns, 1e-9)
-	v, ok := c.PerStep()
-	assert.True(t, ok)
-	assert.InDelta(t, 215, v, 1e-9)
-	assert.InDelta(t, c.Ns, c.User+c.Sys, 1e-9)
-	// user 1700−200−80 = 1420, sys 500−200 = 300: the split of 1720.
-	assert.InDelta(t, 1720*1420.0/1720, c.User, 1e-9)
-	assert.InDelta(t, 1020, c.Loop, 1e-9, "the loop thread's part: its clock less the harness and the bookkeeping")
-}
-
 func TestMetricsSayTheCPUDefinition(t *testing.T) {
 	var meaning string
 	for _, m := range Metrics() {
@@ -370,4 +361,52 @@ func TestMetricsSayTheCPUDefinition(t *testing.T) {
 	for _, w := range []string{"CLOCK_PROCESS_CPUTIME_ID", "harness", "cpu-scope:", "CompareConfig.Slice"} {
 		assert.True(t, strings.Contains(meaning, w), "cpu-ns/op's meaning names %q: %s", w, meaning)
 	}
+}
+
+// burnDecoder is a Decoder of known cost: a token is step (any shape), a
+// prefill four tokens' work inline.
+type burnDecoder struct {
+	step         Step
+	rounds       int
+	prompt, ctx  int
+	prefills, nt int
+}
+
+func (d *burnDecoder) Prefill() error { burn(4 * d.rounds); d.ctx = d.prompt; d.prefills++; return nil }
+func (d *burnDecoder) Token() error   { d.ctx++; d.nt++; return d.step() }
+func (d *burnDecoder) Depth() int     { return d.ctx }
+func (d *burnDecoder) Reset()         { d.ctx = 0 }
+
+// The decode route reads cpu-ns/op in the same definition: every bucket's
+// tokens, fanned out over two goroutines, within 10% of the plain loop's,
+// and the prefills at their work.
+func TestDecodeCPUPerTokenIsTheProcessCost(t *testing.T) {
+	if testing.Short() {
+		t.Skip("measures real CPU time: about 1 s")
+	}
+	rounds := calibrateBurn(300 * time.Microsecond)
+	g := Gap{Mean: 300 * time.Microsecond}
+	token := fanOut(2)(rounds)
+	before := groundTruth(t, token, 150, g)
+	step, _, err := token()
+	require.NoError(t, err)
+	cfg := RunConfig{Gap: g, Warmup: 8}
+	d := Decode{Tokens: 40, Generations: 6, Open: func() (Decoder, func() error, error) {
+		return &burnDecoder{step: step, rounds: rounds, prompt: 8}, nil, nil
+	}}
+	run, err := measureDecode(&cfg, &d, 0)
+	require.NoError(t, err)
+	after := groundTruth(t, token, 150, g)
+	prefill := groundTruth(t, inlineShape(4*rounds), 12, g)
+	require.True(t, run.cpuOK)
+	for k := -1; k < len(run.bounds); k++ {
+		v, ok := run.bucketCPU(k)
+		require.True(t, ok, "bucket %d", k)
+		t.Logf("bucket %d: cpu-ns/op %.0f, plain loop %.0f–%.0f", k, v, before, after)
+		assertWithin(t, v, 0.10, before, after)
+	}
+	v, ok := run.ttftCPU.perStep()
+	require.True(t, ok)
+	t.Logf("prefill: cpu-ns/op %.0f, plain loop %.0f", v, prefill)
+	assertWithin(t, v, 0.10, prefill)
 }

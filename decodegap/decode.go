@@ -67,9 +67,9 @@ type Decode struct {
 // verdicts judge each on its own; tok/s, prompt-tok/s and tokens count
 // every sequence of a BatchDecoder, steps × Batch()):
 //
-//	prefill=P/ttft          the prefill: ns/op (mean), p50-ns/op, p90-ns/op, prompt-tok/s
+//	prefill=P/ttft          the prefill: ns/op (mean), p50-ns/op, p90-ns/op, prompt-tok/s, cpu-ns/op
 //	prefill=P/ctx=A..B      the tokens at a context of A to B: ns/op, p50-ns/op,
-//	                        p90-ns/op, gap-ns/op (achieved), tok/s, tokens
+//	                        p90-ns/op, gap-ns/op (achieved), tok/s, tokens, cpu-ns/op
 //	prefill=P/ctx=all       every token: the same, and tok/s over the tokens' own time
 //
 // Of RunConfig it uses Gap (a closed loop: Gap.Open is refused), Warmup and
@@ -139,6 +139,30 @@ type decodeRun struct {
 	wallNs  int64
 	bounds  []int // the bucket bounds used
 	gapSpec string
+	// cpu is the tokens' CPU cost by bucket (cpu[k+1] for bucket k,
+	// cpu[0] the tokens below the first bound), ttftCPU the prefills',
+	// in cpu-ns/op's definition: the process's CPU clock read at the
+	// bucket and generation boundaries only (at the start of a gap, which
+	// the reading does not make late), less the gaps' CPU (Waiter.CPU)
+	// and the loop's bookkeeping per step. cpuOK is false when the clock
+	// could not be read.
+	cpu     []cpuTally
+	ttftCPU cpuTally
+	cpuOK   bool
+}
+
+// cpuTally sums a line's CPU time and its steps.
+type cpuTally struct {
+	ns    float64
+	steps int
+}
+
+// perStep is the tally's CPU time per step, false when it has none.
+func (c cpuTally) perStep() (float64, bool) {
+	if c.steps == 0 {
+		return 0, false
+	}
+	return max(c.ns, 0) / float64(c.steps), true
 }
 
 // measureDecode runs the warm-up and the generations.
@@ -168,6 +192,7 @@ func measureDecode(cfg *RunConfig, d *Decode, dur time.Duration) (*decodeRun, er
 	seq, w := gap.NewSequence(spec), gap.NewWaiter(spec)
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
+	overhead := loopOverhead(cfg.settings())
 	if err := w.Begin(); err != nil {
 		return nil, fmt.Errorf("preparing gaps (RunConfig.Gap.Kind = %v): %w", cfg.Gap.Kind, err)
 	}
@@ -184,12 +209,29 @@ func measureDecode(cfg *RunConfig, d *Decode, dur time.Duration) (*decodeRun, er
 			return nil, fmt.Errorf("warm-up prefill: %w", err)
 		}
 		for i := range min(cfg.Warmup, d.Tokens) {
-			if err := dec.Token(); err != nil {
+			if _, _, err := timeStep(dec.Token); err != nil {
 				return nil, fmt.Errorf("warm-up token %d: %w", i+1, err)
 			}
 		}
 	}
-	r := &decodeRun{d: d, batch: batch, gapSpec: GapSpec(cfg.Gap)}
+	r := &decodeRun{d: d, batch: batch, gapSpec: GapSpec(cfg.Gap), cpuOK: true}
+	// mark reads the process's CPU clock and the gaps' so far; since
+	// returns the CPU spent since the last mark on the steps, less the
+	// gaps' and n steps' bookkeeping.
+	var lastProc, lastGap int64
+	mark := func() {
+		p, err := readProcessCPU()
+		if err != nil {
+			r.cpuOK = false
+		}
+		g, _ := w.CPU()
+		lastProc, lastGap = p, g
+	}
+	since := func(n int) float64 {
+		p0, g0 := lastProc, lastGap
+		mark()
+		return float64(lastProc-p0) - float64(lastGap-g0) - overhead*float64(n)
+	}
 	n := d.Generations * d.Tokens
 	r.lat, r.gaps, r.depth = make([]int64, 0, n), make([]int64, 0, n), make([]int32, 0, n)
 	start := gap.Now()
@@ -200,31 +242,74 @@ func measureDecode(cfg *RunConfig, d *Decode, dur time.Duration) (*decodeRun, er
 		}
 		return g == 0 || time.Duration(gap.Now()-start) < dur
 	}
+	mark()
 	for g := 0; more(g); g++ {
 		wait(prevEnd)
-		t0 := gap.Now()
-		if err := dec.Prefill(); err != nil {
+		t0, end, err := timeStep(dec.Prefill)
+		if err != nil {
 			return nil, fmt.Errorf("generation %d, prefill: %w", g+1, err)
 		}
-		prevEnd = gap.Now()
+		prevEnd = end
 		r.ttft = append(r.ttft, prevEnd-t0)
 		r.prefill = dec.Depth()
+		r.ttftCPU.ns += since(1)
+		r.ttftCPU.steps++
+		if g == 0 {
+			r.bounds = bucketBounds(d.Buckets, r.prefill, r.prefill+d.Tokens)
+			r.cpu = make([]cpuTally, len(r.bounds)+1)
+		}
+		cur, run := -1, 0 // the bucket of the tokens since the last mark, and how many
 		for i := range d.Tokens {
 			depth := dec.Depth()
+			if k := bucketOf(r.bounds, depth); k != cur {
+				if run > 0 {
+					r.cpu[cur+1].ns += since(run)
+					r.cpu[cur+1].steps += run
+				}
+				cur, run = k, 0
+			}
 			wait(prevEnd)
-			t0 := gap.Now()
-			err := dec.Token()
-			end := gap.Now()
+			t0, end, err := timeStep(dec.Token)
 			if err != nil {
 				return nil, fmt.Errorf("generation %d, token %d (context %d): %w", g+1, i+1, depth, err)
 			}
 			r.lat, r.gaps, r.depth = append(r.lat, end-t0), append(r.gaps, t0-prevEnd), append(r.depth, int32(depth))
 			prevEnd = end
+			run++
+		}
+		if run > 0 {
+			r.cpu[cur+1].ns += since(run)
+			r.cpu[cur+1].steps += run
 		}
 	}
 	r.wallNs = gap.Now() - start
-	r.bounds = bucketBounds(d.Buckets, r.prefill, r.prefill+d.Tokens)
 	return r, nil
+}
+
+// bucketOf returns the bucket of a token at context depth (the last bound
+// at or below it), or −1 below the first.
+func bucketOf(bounds []int, depth int) int {
+	k, found := slices.BinarySearch(bounds, depth)
+	if !found {
+		k--
+	}
+	return k
+}
+
+// bucketCPU is bucket k's CPU tally (k = −1: every token).
+func (r *decodeRun) bucketCPU(k int) (float64, bool) {
+	if !r.cpuOK {
+		return 0, false
+	}
+	if k >= 0 {
+		return r.cpu[k+1].perStep()
+	}
+	var all cpuTally
+	for _, c := range r.cpu {
+		all.ns += c.ns
+		all.steps += c.steps
+	}
+	return all.perStep()
 }
 
 // bucketBounds returns the buckets' lower bounds: the user's, or four
@@ -252,6 +337,9 @@ type decodeStats struct {
 	n                   int
 	mean, p50, p90, gap float64
 	sumNs               float64
+	// cpu is cpu-ns/op, when cpuOK.
+	cpu   float64
+	cpuOK bool
 }
 
 func statsOf(lat, gaps []int64) decodeStats {
@@ -309,6 +397,7 @@ func (r *decodeRun) report(b *testing.B) {
 		bounds[i] = strconv.Itoa(v)
 	}
 	configLine("gap", r.gapSpec)
+	configLine("cpu-scope", cpuScopeLine)
 	// The generations a block ran are in the log and in each line's
 	// tokens: a count that varies by block (-benchtime D) would split
 	// benchstat's tables.
@@ -321,6 +410,9 @@ func (r *decodeRun) report(b *testing.B) {
 		sb.ReportMetric(tt.p50, "p50-ns/op")
 		sb.ReportMetric(tt.p90, "p90-ns/op")
 		sb.ReportMetric(float64(r.prefill*r.batch)*1e9/tt.mean, "prompt-tok/s")
+		if v, ok := r.ttftCPU.perStep(); ok && r.cpuOK {
+			sb.ReportMetric(v, "cpu-ns/op")
+		}
 	}, nil)
 	var words []string
 	for k := range r.bounds {
@@ -329,10 +421,12 @@ func (r *decodeRun) report(b *testing.B) {
 			continue
 		}
 		s := statsOf(lat, gaps)
+		s.cpu, s.cpuOK = r.bucketCPU(k)
 		sub(b, prefix+name, tokenMetrics(s, r.batch), nil)
 		words = append(words, fmt.Sprintf("%s p50 %s", name, fmtNs(s.p50)))
 	}
 	all := statsOf(r.lat, r.gaps)
+	all.cpu, all.cpuOK = r.bucketCPU(-1)
 	sub(b, prefix+"ctx=all", tokenMetrics(all, r.batch), func(sb *testing.B) {
 		sb.Logf("decode: %d %s of a %d-token prompt (ttft p50 %s) and %d tokens; per-token latency by context: %s; %.1f tok/s over the tokens' own time",
 			len(r.ttft), plural(len(r.ttft), "generation", "generations"), r.prefill, fmtNs(tt.p50), r.d.Tokens, strings.Join(words, ", "), float64(all.n*r.batch)*1e9/all.sumNs)
@@ -349,6 +443,9 @@ func tokenMetrics(s decodeStats, batch int) func(*testing.B) {
 		sb.ReportMetric(s.gap, "gap-ns/op")
 		sb.ReportMetric(float64(batch)*1e9/s.mean, "tok/s")
 		sb.ReportMetric(float64(s.n*batch), "tokens")
+		if s.cpuOK {
+			sb.ReportMetric(s.cpu, "cpu-ns/op")
+		}
 	}
 }
 
