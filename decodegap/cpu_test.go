@@ -93,8 +93,12 @@ var (
 // many cycles a short span happens to hold.
 func allocShape(rounds int) Opener {
 	return func() (Step, func() error, error) {
-		if allocBallast == nil {
-			allocBallast = make([]byte, 16<<20)
+		allocBallast = make([]byte, 16<<20)
+		release := func() error {
+			// The heap goes back as it was: a later measurement's GC
+			// cycles would scan it.
+			allocBallast, allocSink = nil, nil
+			return nil
 		}
 		return func() error {
 			burn(rounds / 4)
@@ -104,7 +108,7 @@ func allocShape(rounds int) Opener {
 			}
 			allocSink = keep
 			return nil
-		}, nil, nil
+		}, release, nil
 	}
 }
 
@@ -201,7 +205,7 @@ func groundTruth(t *testing.T, o Opener, n int, g Gap) float64 {
 func assertWithin(t *testing.T, got float64, tol float64, truths ...float64) {
 	t.Helper()
 	lo, hi := slices.Min(truths), slices.Max(truths)
-	assert.True(t, got >= lo*(1-tol) && got <= hi*(1+tol), "cpu-ns/op %.0f, the plain loop %.0f–%.0f (±%.0f%%)", got, lo, hi, 100*tol)
+	assert.True(t, got >= lo*(1-tol) && got <= hi*(1+tol), "the harness %.4g, the plain loop %.4g–%.4g (±%.0f%%)", got, lo, hi, 100*tol)
 }
 
 // calibrate returns the rounds of burn that take about d of CPU.
@@ -237,64 +241,77 @@ func measureShape(t *testing.T, s *settings, n int, o Opener) counterSpan {
 
 // Every shape's cpu-ns/op lies within 10% of what the same steps cost the
 // process in a plain loop, with and without gaps: work on the runtime's
-// threads, on a thread that exits, and the GC's marking all count; the
-// gaps and the harness do not.
+// threads, on a thread that exits, a goroutine the open leaves running and
+// the GC's marking all count; the gaps and the harness do not. On a shared
+// host a step's CPU cost moves by 10–20% from one tenth of a second to the
+// next (a neighbour on the cache, the hypervisor), so the plain loop and
+// the harness take turns, four and three times, and their medians are
+// compared. With gaps, an arm of 10% more work takes its turns beside
+// them and must read more, and the shapes of equal work must read the
+// ratio to inline that their plain loops read.
 func TestCPUPerStepIsTheProcessCostOfEveryShape(t *testing.T) {
 	if testing.Short() {
-		t.Skip("measures real CPU time: about 5 s")
+		t.Skip("measures real CPU time: about 8 s")
 	}
 	rounds := calibrateBurn(500 * time.Microsecond)
+	const n = 80
+	median := func(xs []float64) float64 {
+		ys := slices.Clone(xs)
+		slices.Sort(ys)
+		if len(ys)%2 == 1 {
+			return ys[len(ys)/2]
+		}
+		return (ys[len(ys)/2-1] + ys[len(ys)/2]) / 2
+	}
+	gapped := map[string][2]float64{} // shape: the harness's median, the plain loop's
 	for _, g := range []Gap{{}, {Mean: 300 * time.Microsecond}} {
 		for _, sh := range shapes {
 			t.Run(fmt.Sprintf("%s/gap=%v", sh.name, g.Mean), func(t *testing.T) {
-				cfg := CompareConfig{Gap: g, Warmup: 20, Window: 50}
+				cfg := CompareConfig{Gap: g, Warmup: 10, Window: 20}
 				s := cfg.settings()
-				truth := groundTruth(t, sh.open(rounds), 150, g)
-				c := measureShape(t, s, 150, sh.open(rounds))
-				got, ok := c.stepCPUNs()
-				require.True(t, ok, "cpu-ns/op unavailable: %v", c.cost.Why)
-				after := groundTruth(t, sh.open(rounds), 150, g)
-				t.Logf("cpu-ns/op %.0f, plain loop %.0f and %.0f (process %.0f, harness %.0f per step, thread share %.2f)",
-					got, truth, after, c.cost.Process/float64(c.cost.Steps), c.cost.Harness/float64(c.cost.Steps), c.threadShare())
-				assertWithin(t, got, 0.10, truth, after)
-				u, sy, ok := c.userSysPerStep()
-				require.True(t, ok)
-				assert.InDelta(t, got, u+sy, 1e-6*got, "user-ns/op + sys-ns/op = cpu-ns/op")
+				read := func(rounds int) counterSpan {
+					c := measureShape(t, s, n, sh.open(rounds))
+					_, ok := c.stepCPUNs()
+					require.True(t, ok, "cpu-ns/op unavailable: %v", c.cost.Why)
+					return c
+				}
+				var truth, got, more []float64
+				for range 3 {
+					truth = append(truth, groundTruth(t, sh.open(rounds), n, g))
+					c := read(rounds)
+					v, _ := c.stepCPUNs()
+					got = append(got, v)
+					u, sy, ok := c.userSysPerStep()
+					require.True(t, ok)
+					assert.InDelta(t, v, u+sy, 1e-6*v, "user-ns/op + sys-ns/op = cpu-ns/op")
+					if g.Mean > 0 && sh.name != "alloc" { // 10% more burn is 2.5% of alloc's work, under its GC's spread
+						c := read(rounds * 11 / 10)
+						v, _ := c.stepCPUNs()
+						more = append(more, v)
+					}
+				}
+				truth = append(truth, groundTruth(t, sh.open(rounds), n, g))
+				h, p := median(got), median(truth)
+				t.Logf("cpu-ns/op %.0f (%.0f), the plain loop %.0f (%.0f)", h, got, p, truth)
+				assert.InEpsilon(t, p, h, 0.10, "cpu-ns/op's median %.0f, the plain loop's %.0f", h, p)
+				if g.Mean > 0 {
+					gapped[sh.name] = [2]float64{h, p}
+				}
+				if len(more) > 0 {
+					m := median(more)
+					t.Logf("10%% more work: %.3f× (%.0f)", m/h, more)
+					assert.Greater(t, m/h, 1.0, "10%% more work: B/A %.3f, never less", m/h)
+				}
 			})
 		}
 	}
-}
-
-// Two arms of equal work in different shapes read the CPU ratio their
-// plain loops read (within 10%), and an arm of 10% more work reads more
-// than the same shape with less, whatever its shape. Equal work is not
-// equal cost: handing work to other goroutines costs the process real CPU
-// besides it (the runtime's wake-ups, a thread's creation and exit, a few
-// system calls a step: 10–70 µs here, in the plain loop as in the
-// harness), which 600 µs of work a step keeps under 15%.
-func TestCPURatiosFollowTheWorkNotTheShape(t *testing.T) {
-	if testing.Short() {
-		t.Skip("measures real CPU time: about 5 s")
-	}
-	rounds := calibrateBurn(600 * time.Microsecond)
-	cfg := CompareConfig{Gap: Gap{Mean: 300 * time.Microsecond}, Warmup: 10, Window: 30}
-	s := cfg.settings()
-	read := func(o Opener) float64 {
-		c := measureShape(t, s, 150, o)
-		v, ok := c.stepCPUNs()
-		require.True(t, ok, "cpu-ns/op unavailable: %v", c.cost.Why)
-		return v
-	}
-	inline, inlineTruth := read(inlineShape(rounds)), groundTruth(t, inlineShape(rounds), 150, cfg.Gap)
-	for _, sh := range shapes {
-		if sh.name == "alloc" {
-			continue // its GC share moves with the heap more than 10% of work would
-		}
-		same, truth := read(sh.open(rounds)), groundTruth(t, sh.open(rounds), 150, cfg.Gap)
-		more := read(sh.open(rounds * 11 / 10))
-		t.Logf("%s: %.3f× inline (the plain loops: %.3f×); 10%% more work %.3f× its equal", sh.name, same/inline, truth/inlineTruth, more/same)
-		assert.InDelta(t, 1, (same/inline)/(truth/inlineTruth), 0.10, "%s against inline: B/A %.3f, the plain loops' %.3f", sh.name, same/inline, truth/inlineTruth)
-		assert.Greater(t, more/same, 1.0, "%s, 10%% more work: B/A %.3f, never less", sh.name, more/same)
+	in, ok := gapped["inline"]
+	require.True(t, ok)
+	for _, name := range []string{"fanout2", "fanout4", "exiting-thread"} {
+		sh := gapped[name]
+		b, want := sh[0]/in[0], sh[1]/in[1]
+		t.Logf("%s: %.3f× inline, the plain loops %.3f×", name, b, want)
+		assert.InDelta(t, 1, b/want, 0.10, "%s, equal work in another shape: B/A %.3f, the plain loops' %.3f", name, b, want)
 	}
 }
 
@@ -388,6 +405,7 @@ func TestDecodeCPUPerTokenIsTheProcessCost(t *testing.T) {
 	g := Gap{Mean: 300 * time.Microsecond}
 	token := fanOut(2)(rounds)
 	before := groundTruth(t, token, 150, g)
+	runtime.GC()
 	step, _, err := token()
 	require.NoError(t, err)
 	cfg := RunConfig{Gap: g, Warmup: 8}
@@ -397,7 +415,7 @@ func TestDecodeCPUPerTokenIsTheProcessCost(t *testing.T) {
 	run, err := measureDecode(&cfg, &d, 0)
 	require.NoError(t, err)
 	after := groundTruth(t, token, 150, g)
-	prefill := groundTruth(t, inlineShape(4*rounds), 12, g)
+	prefill := []float64{groundTruth(t, inlineShape(4*rounds), 30, g), groundTruth(t, inlineShape(4*rounds), 30, g)}
 	require.True(t, run.cpuOK)
 	for k := -1; k < len(run.bounds); k++ {
 		v, ok := run.bucketCPU(k)
@@ -408,5 +426,50 @@ func TestDecodeCPUPerTokenIsTheProcessCost(t *testing.T) {
 	v, ok := run.ttftCPU.perStep()
 	require.True(t, ok)
 	t.Logf("prefill: cpu-ns/op %.0f, plain loop %.0f", v, prefill)
-	assertWithin(t, v, 0.10, prefill)
+	assertWithin(t, v, 0.10, prefill...)
+}
+
+// BenchmarkTurnResidual measures what a turn's cpu-ns/op still mixes: a
+// goroutine that one arm's open leaves running (a twentieth of the step's
+// work every 200 µs of time.Sleep) runs on the runtime's shared threads
+// in the other arm's turns too. It reports each arm's figure in turns
+// over its figure in whole blocks (inline-turns/whole, background-
+// turns/whole), the blocks and the round interleaved.
+//
+//	go test -run '^$' -bench TurnResidual -benchtime 5x ./decodegap/
+func BenchmarkTurnResidual(b *testing.B) {
+	rounds := calibrateBurn(500 * time.Microsecond)
+	cfg := CompareConfig{Gap: Gap{Mean: 2 * time.Millisecond}, Warmup: 10, Window: 30, Slice: 30}
+	s := cfg.settings()
+	arms := []Arm{{Name: "inline", Open: inlineShape(rounds)}, {Name: "background", Open: background(rounds)}}
+	h, err := openHost(s)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer h.close()
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	var logs [2]float64
+	n := 0
+	for b.Loop() {
+		var whole [2]float64
+		for a, arm := range arms {
+			res, _, err := measureBlock(s, 120, arm, h)
+			if err != nil {
+				b.Fatal(err)
+			}
+			whole[a], _ = res.proc.stepCPUNs()
+		}
+		res, _, err := measureSliced(s, 120, cfg.Slice, arms, []int{n % 2, 1 - n%2}, h)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for a := range arms {
+			v, _ := res[a].proc.stepCPUNs()
+			logs[a] += math.Log(v / whole[a])
+		}
+		n++
+	}
+	b.ReportMetric(math.Exp(logs[0]/float64(n)), "inline-turns/whole")
+	b.ReportMetric(math.Exp(logs[1]/float64(n)), "background-turns/whole")
 }

@@ -25,10 +25,10 @@ func sliceText(s levels.Slicing, field string) string {
 	gap := s.Gap.String()
 	switch s.Reason {
 	case levels.SliceGiven:
-		return fmt.Sprintf("rounds sliced: the arms take turns of %d recorded steps (%s = %d).", s.Turn, field, s.Given)
+		return fmt.Sprintf("rounds sliced: the arms take turns of %d recorded steps (%s = %d). %s", s.Turn, field, s.Given, turnCPU(field))
 	case levels.SliceLongGap:
-		return fmt.Sprintf("rounds sliced: the arms take turns of %d recorded steps, %s of gaps (%s unset: at a gap of %s, %s or more, a block spans the host's weather, which turns share; %s = decodegap.SliceWhole runs whole blocks).",
-			s.Turn, levels.SliceSpan.String(), field, gap, levels.SliceGap.String(), field)
+		return fmt.Sprintf("rounds sliced: the arms take turns of %d recorded steps, %s of gaps (%s unset: at a gap of %s, %s or more, a block spans the host's weather, which turns share; %s = decodegap.SliceWhole runs whole blocks). %s",
+			s.Turn, levels.SliceSpan.String(), field, gap, levels.SliceGap.String(), field, turnCPU(field))
 	case levels.WholeGiven:
 		return fmt.Sprintf("rounds whole: each arm's block of %d steps runs on its own (%s = %d).", s.Steps, field, s.Given)
 	case levels.WholeShortGap:
@@ -43,6 +43,11 @@ func sliceText(s levels.Slicing, field string) string {
 			s.Steps, levels.SliceSpan.String(), gap, field)
 	}
 	return ""
+}
+
+// turnCPU says what a turn's cpu-sec/op holds.
+func turnCPU(field string) string {
+	return fmt.Sprintf("In a turn, cpu-sec/op leaves out the threads the other arms' opens started, but counts the goroutines another arm's open leaves running on the runtime's threads (one burning 2–3%% of a core read +23%% on its neighbour: docs/cpu-definition.md); %s = decodegap.SliceWhole keeps each arm's CPU to its own blocks.", field)
 }
 
 // notRunLine says that the A/A check did not run (report.CheckNotRun):

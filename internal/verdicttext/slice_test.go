@@ -58,4 +58,7 @@ func TestSliceLineSaysWhatWasChosenAndWhy(t *testing.T) {
 		}
 	}
 	assert.Empty(t, SliceLine(levels.Slicing{}, f))
+	sliced := strings.Join(strings.Fields(SliceLine(levels.ChooseSlice(0, 2*time.Millisecond, false, 5, 300, 5), f)), " ")
+	assert.Contains(t, sliced, "In a turn, cpu-sec/op leaves out the threads the other arms' opens started, but counts the goroutines another arm's open leaves running", "what a turn's CPU figure holds")
+	assert.NotContains(t, strings.Join(strings.Fields(SliceLine(levels.ChooseSlice(-1, 2*time.Millisecond, false, 5, 300, 5), f)), " "), "cpu-sec/op", "whole blocks: nothing to say")
 }
