@@ -237,6 +237,11 @@ func probes() []probe {
 		{name: "plot through a planted x.svg", item: "symlink", setup: both(fixtureTrace("x.jsonl", "BenchmarkX"), plant("x.svg")), args: []string{"plot", "{dir}/x.jsonl"}, codes: []int{1}, check: untouched},
 		{name: "plot a name with control characters", item: "input", setup: fixtureTrace("c.jsonl", "BenchmarkC/\\u001b[31m\\u0000"), args: []string{"plot", "{dir}/c.jsonl"}, codes: []int{0}, check: validSVG("c.svg")},
 
+		// merge (issue 39, item 1).
+		{name: "merge /dev/zero", item: "hang", args: []string{"merge", "/dev/zero"}, codes: []int{3}, check: says("/dev/zero is a character device, not a regular file")},
+		{name: "merge a fifo", item: "hang", setup: mkfifo("s.txt"), args: []string{"merge", "{dir}/s.txt"}, codes: []int{3}, check: says("s.txt is a fifo, not a regular file")},
+		{name: "merge 10^6 result lines", item: "input", setup: file("s.txt", strings.Repeat("BenchmarkX-2 1 1 sec/op\n", 1000000)), args: []string{"merge", "{dir}/s.txt"}, codes: []int{3}, check: says("more than 100000 result lines")},
+
 		// host and spin.
 		usage("host -n -1", "-n", "host", "-n", "-1"),
 		{name: "host -n 1e9", item: "input", args: []string{"host", "-n", "1000000000"}, codes: []int{1, 2}, check: says("1000000000")},

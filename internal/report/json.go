@@ -221,14 +221,31 @@ func WriteJSONRevisions(w io.Writer, command string, now time.Time, rev *Revisio
 	return enc.Encode(d)
 }
 
+// MaxJSONBytes and MaxRows bound the document ReadJSON reads: a run of
+// 1,000 benchmarks judged in 5 units, each with its null check, is 10,000
+// rows of a few kilobytes each. A row costs about 2 KB once read, so the
+// bounds keep a hostile document (10^6 rows took 2 GB) under 250 MB.
+const (
+	MaxJSONBytes = 64 << 20
+	MaxRows      = 50_000
+)
+
+// ErrTooLarge is wrapped by ReadJSON's error for a document of more than
+// MaxJSONBytes bytes or MaxRows rows.
+var ErrTooLarge = errors.New("report: document too large")
+
 // ReadJSON reads a document WriteJSON wrote. A document of another schema
-// is refused, naming it.
+// is refused, naming it; one of more than MaxJSONBytes or MaxRows is
+// refused with an error wrapping ErrTooLarge, before the rest is read.
+// The rows are decoded one at a time.
 func ReadJSON(r io.Reader) (Doc, error) {
-	var d Doc
-	dec := json.NewDecoder(r)
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&d); err != nil {
-		return Doc{}, fmt.Errorf("report: reading JSON: %w", err)
+	lr := &io.LimitedReader{R: r, N: MaxJSONBytes + 1}
+	d, err := readJSON(json.NewDecoder(lr))
+	if lr.N <= 0 {
+		return Doc{}, fmt.Errorf("%w: more than %d bytes (report.MaxJSONBytes): not a report gapbench wrote", ErrTooLarge, MaxJSONBytes)
+	}
+	if err != nil {
+		return Doc{}, err
 	}
 	if d.Schema != Schema {
 		return Doc{}, fmt.Errorf("report: schema %q, want %q: read it with the gapbench version that wrote it", d.Schema, Schema)
@@ -237,6 +254,91 @@ func ReadJSON(r io.Reader) (Doc, error) {
 		return Doc{}, errors.New("report: no rows field")
 	}
 	return d, nil
+}
+
+// readJSON decodes one document from dec: its fields, and its rows one
+// by one.
+func readJSON(dec *json.Decoder) (Doc, error) {
+	var d Doc
+	dec.DisallowUnknownFields()
+	wrap := func(err error) error { return fmt.Errorf("report: reading JSON: %w", err) }
+	delim := func(want json.Delim) error {
+		tok, err := dec.Token()
+		if err != nil {
+			return wrap(err)
+		}
+		if tok != want {
+			return wrap(fmt.Errorf("%v at offset %d, want %v", tok, dec.InputOffset(), want))
+		}
+		return nil
+	}
+	if err := delim('{'); err != nil {
+		return Doc{}, err
+	}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return Doc{}, wrap(err)
+		}
+		key, _ := tok.(string)
+		var dst any
+		switch key {
+		case "schema":
+			dst = &d.Schema
+		case "command":
+			dst = &d.Command
+		case "created":
+			dst = &d.Created
+		case "revisions":
+			dst = &d.Revisions
+		case "aa_check":
+			dst = &d.AACheck
+		case "rows":
+			if err := readRows(dec, &d); err != nil {
+				return Doc{}, err
+			}
+			continue
+		default:
+			return Doc{}, wrap(fmt.Errorf("json: unknown field %q", key))
+		}
+		if err := dec.Decode(dst); err != nil {
+			return Doc{}, wrap(err)
+		}
+	}
+	if err := delim('}'); err != nil {
+		return Doc{}, err
+	}
+	return d, nil
+}
+
+// readRows decodes the rows array into d.Rows, at most MaxRows.
+func readRows(dec *json.Decoder, d *Doc) error {
+	tok, err := dec.Token()
+	if err != nil {
+		return fmt.Errorf("report: reading JSON: %w", err)
+	}
+	if tok == nil {
+		return nil // "rows": null, refused as no rows
+	}
+	if tok != json.Delim('[') {
+		return fmt.Errorf("report: reading JSON: rows: %v, want an array", tok)
+	}
+	d.Rows = []JSONRow{}
+	for dec.More() {
+		if len(d.Rows) == MaxRows {
+			return fmt.Errorf("%w: more than %d rows (report.MaxRows): not a report gapbench wrote", ErrTooLarge, MaxRows)
+		}
+		var row JSONRow
+		if err := dec.Decode(&row); err != nil {
+			return fmt.Errorf("report: reading JSON: row %d: %w", len(d.Rows)+1, err)
+		}
+		d.Rows = append(d.Rows, row)
+	}
+	_, err = dec.Token() // ']'
+	if err != nil {
+		return fmt.Errorf("report: reading JSON: %w", err)
+	}
+	return nil
 }
 
 // The enumerations a JSONRow's strings come from, for a reader that

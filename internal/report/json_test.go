@@ -151,3 +151,46 @@ func TestJSONRevisions(t *testing.T) {
 	require.NoError(t, WriteJSON(&b, "interleave", time.Now(), sampleRows(t)))
 	assert.NotContains(t, b.String(), "revisions")
 }
+
+// endlessRows is a report whose rows never end: the header, then row
+// again and again; read counts the bytes taken.
+type endlessRows struct {
+	head, row []byte
+	pending   []byte
+	read      int64
+}
+
+func (e *endlessRows) Read(p []byte) (int, error) {
+	if len(e.pending) == 0 {
+		e.pending = e.row
+		if e.head != nil {
+			e.pending, e.head = e.head, nil
+		}
+	}
+	n := copy(p, e.pending)
+	e.pending = e.pending[n:]
+	e.read += int64(n)
+	return n, nil
+}
+
+// TestReadJSONBounded: a document of endless rows (10^6 rows took 2 GB)
+// is refused at MaxRows, naming the limit, before more than MaxJSONBytes
+// is read; so is one of endless bytes in a single field.
+func TestReadJSONBounded(t *testing.T) {
+	var a bytes.Buffer
+	require.NoError(t, WriteJSON(&a, "interleave", time.Now(), sampleRows(t)[2:]))
+	s := a.String()
+	i := strings.Index(s, `"rows": [`) + len(`"rows": [`)
+	row := strings.TrimSpace(s[i:strings.LastIndex(s, "]")])
+	r := &endlessRows{head: []byte(s[:i] + row), row: []byte("," + row)}
+	_, err := ReadJSON(r)
+	require.ErrorIs(t, err, ErrTooLarge)
+	assert.EqualError(t, err, "report: document too large: more than 50000 rows (report.MaxRows): not a report gapbench wrote")
+	assert.LessOrEqual(t, r.read, int64(MaxJSONBytes+1))
+
+	r = &endlessRows{head: []byte(`{"schema":"` + Schema + `","command":"`), row: []byte("xxxxxxxx")}
+	_, err = ReadJSON(r)
+	require.ErrorIs(t, err, ErrTooLarge)
+	assert.EqualError(t, err, "report: document too large: more than 67108864 bytes (report.MaxJSONBytes): not a report gapbench wrote")
+	assert.LessOrEqual(t, r.read, int64(MaxJSONBytes+1))
+}
