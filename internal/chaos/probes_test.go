@@ -199,6 +199,7 @@ func probes() []probe {
 		usageORT("ort -warmup -5", "-warmup", "-warmup", "-5"),
 		usageORT("ort -input bogus fill", "-input", "-input", "x=bogus:fill"),
 		usageORT("ort -state bogus", "-state", "-state", "onlyone"),
+		usageORT("ort -decode 1000000", "-decode 1000000: at most 8192 tokens", "-decode", "1000000", "-prefill", "1"),
 		{name: "ort -child bad JSON", item: "input", args: []string{"ort", "-child", "{bad"}, codes: []int{2}},
 		{name: "ort -list /dev/zero", item: "crash", args: []string{"ort", "-list", "/dev/zero"}, codes: []int{1, 2, 3}},
 		{name: "ort -list a fifo", item: "hang", setup: mkfifo("m.onnx"), args: []string{"ort", "-list", "{dir}/m.onnx"}, codes: []int{1, 2, 3}},
