@@ -134,7 +134,7 @@ func runBisect(args []string, stdout, stderr io.Writer) int {
 	switch {
 	case *good == "" || *bad == "":
 		return bad2("-good and -bad are required: the revisions around the change")
-	case strings.HasPrefix(*good, "-") || strings.HasPrefix(*bad, "-"):
+	case history.OptionLike(*good) || history.OptionLike(*bad):
 		return bad2("-good %q, -bad %q: a revision cannot start with '-' (git would read it as an option)", *good, *bad)
 	case *bench == "":
 		return bad2("-bench is required: the benchmarks to compare, e.g. -bench '^BenchmarkStep$'")
@@ -223,6 +223,11 @@ func commitRange(dir, good, bad string) ([]string, error) {
 			return "", err
 		}
 		return strings.TrimSpace(string(out)), nil
+	}
+	for _, r := range []struct{ flag, rev string }{{"-good", good}, {"-bad", bad}} {
+		if history.OptionLike(r.rev) {
+			return nil, fmt.Errorf("%s %q: a revision cannot start with '-' (git would read it as an option)", r.flag, r.rev)
+		}
 	}
 	g, err := git("rev-parse", "--verify", good+"^{commit}")
 	if err != nil {

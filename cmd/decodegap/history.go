@@ -182,7 +182,7 @@ func historyAdd(name string, args []string, stdout, stderr io.Writer) int {
 	// (-commit --output=FILE wrote FILE); git is also given
 	// --end-of-options.
 	for _, f := range []struct{ flag, v string }{{"-commit", *commit}, {"-notes", *notes}} {
-		if strings.HasPrefix(f.v, "-") {
+		if history.OptionLike(f.v) {
 			return fail(2, "%s %q: a revision or ref cannot start with '-'", f.flag, f.v)
 		}
 	}
@@ -282,6 +282,11 @@ func historyAdd(name string, args []string, stdout, stderr io.Writer) int {
 		m := mismatched[0]
 		fmt.Fprintf(stderr, "decodegap history %s: -notes: %d of %d notes have a commit: line naming another commit (%s says %q); each is stored under the commit it is attached to\n",
 			name, len(mismatched), len(noted), m.file.Name, m.prov.Commit)
+	}
+	for _, f := range files {
+		if err := f.Check(); err != nil {
+			return fail(2, "%v; nothing was stored", err)
+		}
 	}
 	s, err := openStore(ctx, *db, true)
 	if err != nil {

@@ -183,6 +183,12 @@ func confirmChanges(ctx context.Context, changes []history.Change, f *bisectFlag
 		if !f.unitsSet {
 			ff.units = c.Unit
 		}
+		for _, e := range []struct{ end, commit string }{{"good", c.Good.Commit}, {"bad", c.Bad.Commit}} {
+			if history.OptionLike(e.commit) {
+				fmt.Fprintf(stderr, "decodegap history detect: -confirm: the change's %s commit %q (a stored commit: line) starts with '-': git would read it as an option; not bisected\n", e.end, e.commit)
+				return out, 3
+			}
+		}
 		res, code := bisectOnce(ctx, &ff, c.Good.Commit, c.Bad.Commit, exactBenchmark(c.Benchmark), pkgs, stderr)
 		out[i] = res
 		switch {
