@@ -269,3 +269,21 @@ func TestHistoryStoredCommitIsNeverAGitOption(t *testing.T) {
 	_, err = os.Stat(filepath.Join(dir, "pwned"))
 	assert.True(t, os.IsNotExist(err), "git ran the stored commit as an option")
 }
+
+// TestHistoryDBPasswordNeverPrinted: a password in a postgres:// -db URL,
+// as user:pass@ or as the query parameter password or sslpassword, is
+// masked in the error of a store that cannot be reached (port 1 of this
+// host: refused at once).
+func TestHistoryDBPasswordNeverPrinted(t *testing.T) {
+	for _, dsn := range []string{
+		"postgres://u:secret@127.0.0.1:1/db?sslmode=disable",
+		"postgres://u@127.0.0.1:1/db?sslmode=disable&password=secret",
+		"postgresql://u@127.0.0.1:1/db?sslpassword=secret&sslmode=disable",
+	} {
+		code, stdout, errOut := histRun(t, "history", "files", "-db", dsn)
+		assert.Equal(t, 2, code, dsn)
+		assert.Contains(t, errOut, "decodegap history files: -db: history: postgres", dsn)
+		assert.Contains(t, errOut, "***", dsn)
+		assert.NotContains(t, stdout+errOut, "secret", dsn)
+	}
+}

@@ -84,6 +84,13 @@ func historyProbes() []probe {
 			}
 			return ok, ""
 		}},
+		{name: "history files -db postgres://…?password=", item: "input", args: []string{"history", "files", "-db", "postgres://u@127.0.0.1:1/db?sslmode=disable&password=secret&sslpassword=secret"}, codes: []int{2},
+			check: func(r result, dir string) (string, string) {
+				if strings.Contains(r.stdout+r.stderr, "secret") {
+					return wrong, "the password was printed: " + tail(r.stderr)
+				}
+				return says("password=***&sslpassword=***")(r, dir)
+			}},
 		{name: "history detect a mistyped -db", item: "input", args: []string{"history", "detect", "-db", "{dir}/hsitory.db"}, codes: []int{2}, check: absent("hsitory.db")},
 		{name: "history files a mistyped -db", item: "input", args: []string{"history", "files", "-db", "{dir}/hsitory.db"}, codes: []int{2}, check: absent("hsitory.db")},
 		usage("history detect -permutations 1e9", "-permutations 1000000000", "history", "detect", "-db", "{dir}/h.db", "-permutations", "1000000000"),
