@@ -1,11 +1,13 @@
 package report
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"math"
+	"reflect"
 	"strconv"
 	"strings"
 	"time"
@@ -237,7 +239,11 @@ var ErrTooLarge = errors.New("report: document too large")
 // ReadJSON reads a document WriteJSON wrote. A document of another schema
 // is refused, naming it; one of more than MaxJSONBytes or MaxRows is
 // refused with an error wrapping ErrTooLarge, before the rest is read.
-// The rows are decoded one at a time.
+// The rows are decoded one at a time. A field WriteJSON would not have
+// written is a *FieldError naming the row and the field: one missing
+// (a number left out would read as 0), given twice, an unknown outcome,
+// reason, kind or cause, reversed interval ends, a negative count, a row
+// given twice; so is anything after the document.
 func ReadJSON(r io.Reader) (Doc, error) {
 	lr := &io.LimitedReader{R: r, N: MaxJSONBytes + 1}
 	d, err := readJSON(json.NewDecoder(lr))
@@ -248,12 +254,16 @@ func ReadJSON(r io.Reader) (Doc, error) {
 		return Doc{}, err
 	}
 	if d.Schema != Schema {
-		return Doc{}, fmt.Errorf("report: schema %q, want %q: read it with the gapbench version that wrote it", d.Schema, Schema)
+		return Doc{}, schemaError(d.Schema)
 	}
 	if d.Rows == nil {
 		return Doc{}, errors.New("report: no rows field")
 	}
 	return d, nil
+}
+
+func schemaError(s string) error {
+	return fmt.Errorf("report: schema %q, want %q: read it with the gapbench version that wrote it", s, Schema)
 }
 
 // readJSON decodes one document from dec: its fields, and its rows one
@@ -275,12 +285,17 @@ func readJSON(dec *json.Decoder) (Doc, error) {
 	if err := delim('{'); err != nil {
 		return Doc{}, err
 	}
+	seen := map[string]bool{}
 	for dec.More() {
 		tok, err := dec.Token()
 		if err != nil {
 			return Doc{}, wrap(err)
 		}
 		key, _ := tok.(string)
+		if seen[key] {
+			return Doc{}, &FieldError{Field: key, Msg: "given twice"}
+		}
+		seen[key] = true
 		var dst any
 		switch key {
 		case "schema":
@@ -304,9 +319,23 @@ func readJSON(dec *json.Decoder) (Doc, error) {
 		if err := dec.Decode(dst); err != nil {
 			return Doc{}, wrap(err)
 		}
+		if key == "schema" && d.Schema != Schema { // before rows of a format not this one
+			return Doc{}, schemaError(d.Schema)
+		}
 	}
 	if err := delim('}'); err != nil {
 		return Doc{}, err
+	}
+	for _, k := range []string{"schema", "command", "created", "rows", "aa_check"} {
+		if !seen[k] {
+			return Doc{}, &FieldError{Field: k, Msg: "missing"}
+		}
+	}
+	if d.AACheck != CheckRan.String() && d.AACheck != CheckNotRun.String() && d.AACheck != NoCheck.String() {
+		return Doc{}, &FieldError{Field: "aa_check", Msg: fmt.Sprintf("%q: want %s, %s or %s", d.AACheck, CheckRan, CheckNotRun, NoCheck)}
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return Doc{}, &FieldError{Field: "(end)", Msg: fmt.Sprintf("more after the document, at byte %d: a file holds one report", dec.InputOffset())}
 	}
 	return d, nil
 }
@@ -324,14 +353,34 @@ func readRows(dec *json.Decoder, d *Doc) error {
 		return fmt.Errorf("report: reading JSON: rows: %v, want an array", tok)
 	}
 	d.Rows = []JSONRow{}
+	rowType := reflect.TypeFor[JSONRow]()
+	first := map[rowKey]int{}
 	for dec.More() {
 		if len(d.Rows) == MaxRows {
 			return fmt.Errorf("%w: more than %d rows (report.MaxRows): not a report gapbench wrote", ErrTooLarge, MaxRows)
 		}
-		var row JSONRow
-		if err := dec.Decode(&row); err != nil {
-			return fmt.Errorf("report: reading JSON: row %d: %w", len(d.Rows)+1, err)
+		n := len(d.Rows) + 1
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return fmt.Errorf("report: reading JSON: row %d: %w", n, err)
 		}
+		var row JSONRow
+		rd := json.NewDecoder(bytes.NewReader(raw))
+		rd.DisallowUnknownFields()
+		if err := rd.Decode(&row); err != nil {
+			return fmt.Errorf("report: reading JSON: row %d: %w", n, err)
+		}
+		if m := requiredFields(rowType, raw, ""); m != "" {
+			return &FieldError{Row: n, Bench: row.Bench, Arm: row.Arm, Base: row.Base, Unit: row.Unit, Field: m, Msg: "missing (a number left out would read as 0, not as null's NaN)"}
+		}
+		if err := checkRow(n, &row); err != nil {
+			return err
+		}
+		k := rowKey{row.Bench, row.Pkg, row.Arm, row.Base, row.Unit, row.Kind}
+		if i, ok := first[k]; ok {
+			return &FieldError{Row: n, Bench: row.Bench, Arm: row.Arm, Base: row.Base, Unit: row.Unit, Field: "bench", Msg: fmt.Sprintf("the row of row %d again (same bench, pkg, arm, base, unit and kind)", i)}
+		}
+		first[k] = n
 		d.Rows = append(d.Rows, row)
 	}
 	_, err = dec.Token() // ']'
