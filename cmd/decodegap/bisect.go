@@ -134,7 +134,7 @@ func runBisect(args []string, stdout, stderr io.Writer) int {
 	switch {
 	case *good == "" || *bad == "":
 		return bad2("-good and -bad are required: the revisions around the change")
-	case strings.HasPrefix(*good, "-") || strings.HasPrefix(*bad, "-"):
+	case history.OptionLike(*good) || history.OptionLike(*bad):
 		return bad2("-good %q, -bad %q: a revision cannot start with '-' (git would read it as an option)", *good, *bad)
 	case *bench == "":
 		return bad2("-bench is required: the benchmarks to compare, e.g. -bench '^BenchmarkStep$'")
@@ -171,6 +171,11 @@ func bisectOnce(ctx context.Context, f *bisectFlags, good, bad string, sel bench
 		return nil, 3
 	}
 	commits, err := commitRange(f.dir, good, bad)
+	var re *rangeError
+	if errors.As(err, &re) {
+		fmt.Fprintf(stderr, "decodegap bisect: %v\nrun 'decodegap bisect -h' for usage\n", err)
+		return nil, 2
+	}
 	if err != nil {
 		return fail("%v", err)
 	}
@@ -209,6 +214,13 @@ func bisectOnce(ctx context.Context, f *bisectFlags, good, bad string, sel bench
 	return res, 0
 }
 
+// rangeError is commitRange's error for a -good and -bad that bound no
+// commits: one commit, reversed, or on different lines. It is a usage
+// error of bisect (exit 2).
+type rangeError struct{ msg string }
+
+func (e *rangeError) Error() string { return e.msg }
+
 // commitRange lists good and the first-parent commits after it up to
 // bad, oldest first.
 func commitRange(dir, good, bad string) ([]string, error) {
@@ -224,6 +236,11 @@ func commitRange(dir, good, bad string) ([]string, error) {
 		}
 		return strings.TrimSpace(string(out)), nil
 	}
+	for _, r := range []struct{ flag, rev string }{{"-good", good}, {"-bad", bad}} {
+		if history.OptionLike(r.rev) {
+			return nil, fmt.Errorf("%s %q: a revision cannot start with '-' (git would read it as an option)", r.flag, r.rev)
+		}
+	}
 	g, err := git("rev-parse", "--verify", good+"^{commit}")
 	if err != nil {
 		return nil, fmt.Errorf("-good %q: %w", good, err)
@@ -232,12 +249,18 @@ func commitRange(dir, good, bad string) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("-bad %q: %w", bad, err)
 	}
+	if g == b {
+		return nil, &rangeError{fmt.Sprintf("-good %q and -bad %q are one commit (%s): give a -good without the change and a -bad with it", good, bad, short(g))}
+	}
 	list, err := git("rev-list", "--reverse", "--first-parent", "--ancestry-path", g+".."+b)
 	if err != nil {
 		return nil, err
 	}
 	if list == "" {
-		return nil, fmt.Errorf("-bad %s is not a descendant of -good %s: no commits between them", short(b), short(g))
+		if _, err := git("merge-base", "--is-ancestor", b, g); err == nil {
+			return nil, &rangeError{fmt.Sprintf("-good %q (%s) comes after -bad %q (%s): swap them", good, short(g), bad, short(b))}
+		}
+		return nil, &rangeError{fmt.Sprintf("-bad %s is not a descendant of -good %s: no commits between them", short(b), short(g))}
 	}
 	return append([]string{g}, strings.Fields(list)...), nil
 }
@@ -331,6 +354,33 @@ type prComparer struct {
 	step  int
 }
 
+// noMatch is the error of a step with no benchmark matching sel at both
+// good and cand: it names the revision that lacks the ones the other has
+// (it said "at both" when they were at good).
+func noMatch(b *prreport.Build, sel benchSel, pkgs []string, good, cand string) error {
+	var atGood, atCand []string
+	for _, pk := range b.Packages {
+		for _, n := range pk.OnlyBase {
+			if sel.top.MatchString(n) {
+				atGood = append(atGood, n)
+			}
+		}
+		for _, n := range pk.OnlyHead {
+			if sel.top.MatchString(n) {
+				atCand = append(atCand, n)
+			}
+		}
+	}
+	where := strings.Join(pkgs, " ")
+	switch {
+	case len(atGood) > 0:
+		return fmt.Errorf("-bench %q matches %s in %s at %s (good) but no benchmark at %s (the candidate): the candidate lacks it", sel.pattern, strings.Join(atGood, ", "), where, short(good), short(cand))
+	case len(atCand) > 0:
+		return fmt.Errorf("-bench %q matches %s in %s at %s (the candidate) but no benchmark at %s (good): good lacks it", sel.pattern, strings.Join(atCand, ", "), where, short(cand), short(good))
+	}
+	return fmt.Errorf("no benchmark matching -bench %q in %s at %s (good) or at %s (the candidate)", sel.pattern, where, short(good), short(cand))
+}
+
 // Compare implements history.Comparer.
 func (p *prComparer) Compare(ctx context.Context, good, cand string, conf float64) (history.StepResult, error) {
 	p.step++
@@ -360,7 +410,7 @@ func (p *prComparer) Compare(ctx context.Context, good, cand string, conf float6
 		}
 	}
 	if len(jobs) == 0 {
-		return history.StepResult{}, fmt.Errorf("no benchmark matching -bench %q in %s at both %s and %s", p.bench.pattern, strings.Join(p.pkgs, " "), short(good), short(cand))
+		return history.StepResult{}, noMatch(build, p.bench, p.pkgs, good, cand)
 	}
 	runner := &prreport.ProcessRunner{Seed: p.f.seed + uint64(p.step), Benchtime: p.f.benchtime, Log: p.log}
 	if p.f.screen {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os/exec"
@@ -12,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gapbench/gapbench/internal/history"
+	"github.com/gapbench/gapbench/internal/prreport"
 )
 
 // bisect skips a commit that does not build, as git bisect skip does,
@@ -78,4 +80,48 @@ func TestWriteBisectSkipped(t *testing.T) {
 	writeBisect(&b, r, 0.04)
 	assert.Contains(t, b.String(), "no single commit named: the 3 comparisons -alpha is split over were used")
 	assert.Equal(t, "out-of-tests", bisectJSON(r, 0.04).Why)
+}
+
+// TestBisectRangeIsAUsageError: -good equal to -bad, or after it, is bad
+// usage (exit 2, naming the flags), refused before anything is built; it
+// exited 3, the status of a build or run that failed.
+func TestBisectRangeIsAUsageError(t *testing.T) {
+	dir := gitRepo(t)
+	for range 2 {
+		out, err := exec.Command("git", "-c", "user.email=t@t", "-c", "user.name=t", "commit", "-q", "--allow-empty", "-m", "next").CombinedOutput()
+		require.NoError(t, err, "%s", out)
+	}
+	head, err := exec.Command("git", "rev-parse", "HEAD").Output()
+	require.NoError(t, err)
+	h := strings.TrimSpace(string(head))
+	for _, c := range []struct {
+		good, bad, want string
+	}{
+		{"HEAD", "HEAD", `decodegap bisect: -good "HEAD" and -bad "HEAD" are one commit (` + h[:10] + `): give a -good without the change and a -bad with it`},
+		{h, "HEAD", `are one commit`},
+		{"HEAD", "HEAD~2", `decodegap bisect: -good "HEAD" (` + h[:10] + `) comes after -bad "HEAD~2" (`},
+	} {
+		var stdout, stderr bytes.Buffer
+		code := dispatch([]string{"bisect", "-C", dir, "-good", c.good, "-bad", c.bad, "-bench", "Step", "-lock=false"}, &stdout, &stderr)
+		assert.Equal(t, 2, code, "%s..%s: %s", c.good, c.bad, stderr.String())
+		assert.Contains(t, stderr.String(), c.want)
+		assert.Contains(t, stderr.String(), "run 'decodegap bisect -h' for usage")
+	}
+}
+
+// TestBisectNoMatchNamesTheRevision: a step with no benchmark matching
+// -bench at both revisions names the one that lacks it (it said "at both"
+// when the benchmark was at -good).
+func TestBisectNoMatchNamesTheRevision(t *testing.T) {
+	sel, err := parseBenchSel("Step")
+	require.NoError(t, err)
+	good, cand := strings.Repeat("a", 40), strings.Repeat("b", 40)
+	b := &prreport.Build{Packages: []prreport.Package{{ImportPath: "example.com/x", OnlyBase: []string{"BenchmarkStep"}, OnlyHead: []string{"BenchmarkOther"}}}}
+	assert.EqualError(t, noMatch(b, sel, []string{"./..."}, good, cand),
+		`-bench "Step" matches BenchmarkStep in ./... at aaaaaaaaaa (good) but no benchmark at bbbbbbbbbb (the candidate): the candidate lacks it`)
+	b.Packages[0].OnlyBase, b.Packages[0].OnlyHead = nil, []string{"BenchmarkStep"}
+	assert.EqualError(t, noMatch(b, sel, []string{"./..."}, good, cand),
+		`-bench "Step" matches BenchmarkStep in ./... at bbbbbbbbbb (the candidate) but no benchmark at aaaaaaaaaa (good): good lacks it`)
+	assert.EqualError(t, noMatch(&prreport.Build{}, sel, []string{"./x"}, good, cand),
+		`no benchmark matching -bench "Step" in ./x at aaaaaaaaaa (good) or at bbbbbbbbbb (the candidate)`)
 }

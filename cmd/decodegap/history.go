@@ -182,7 +182,7 @@ func historyAdd(name string, args []string, stdout, stderr io.Writer) int {
 	// (-commit --output=FILE wrote FILE); git is also given
 	// --end-of-options.
 	for _, f := range []struct{ flag, v string }{{"-commit", *commit}, {"-notes", *notes}} {
-		if strings.HasPrefix(f.v, "-") {
+		if history.OptionLike(f.v) {
 			return fail(2, "%s %q: a revision or ref cannot start with '-'", f.flag, f.v)
 		}
 	}
@@ -283,6 +283,11 @@ func historyAdd(name string, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "decodegap history %s: -notes: %d of %d notes have a commit: line naming another commit (%s says %q); each is stored under the commit it is attached to\n",
 			name, len(mismatched), len(noted), m.file.Name, m.prov.Commit)
 	}
+	for _, f := range files {
+		if err := f.Check(); err != nil {
+			return fail(2, "%v; nothing was stored", err)
+		}
+	}
 	s, err := openStore(ctx, *db, true)
 	if err != nil {
 		return fail(2, "%v", err)
@@ -303,6 +308,15 @@ const maxBenchBytes = maxNoteBytes
 // fifo, device, socket or directory is refused without blocking or
 // reading it (it is opened non-blocking, then checked).
 func readBenchFile(path string) ([]byte, error) {
+	return readRegularFile(path, maxBenchBytes, "give benchfmt files or directories of them")
+}
+
+// readRegularFile reads the regular file path, at most limit bytes; a
+// larger one, or a fifo, device, socket or directory, is refused without
+// blocking or reading past the limit (it is opened non-blocking, then
+// checked). want ends the refusal of a file that is not regular: what
+// the command reads.
+func readRegularFile(path string, limit int64, want string) ([]byte, error) {
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, err
@@ -313,14 +327,14 @@ func readBenchFile(path string) ([]byte, error) {
 		return nil, err
 	}
 	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is %s, not a regular file: give benchfmt files or directories of them", path, atomicfile.Kind(fi.Mode()))
+		return nil, fmt.Errorf("%s is %s, not a regular file: %s", path, atomicfile.Kind(fi.Mode()), want)
 	}
-	if fi.Size() > maxBenchBytes {
-		return nil, fmt.Errorf("%s: %d bytes, more than a benchfmt file can be (%d)", path, fi.Size(), maxBenchBytes)
+	if fi.Size() > limit {
+		return nil, fmt.Errorf("%s: %d bytes, more than a benchfmt file can be (%d)", path, fi.Size(), limit)
 	}
-	data, err := io.ReadAll(io.LimitReader(f, maxBenchBytes+1))
-	if err == nil && len(data) > maxBenchBytes {
-		err = fmt.Errorf("%s: more than %d bytes, more than a benchfmt file can be", path, maxBenchBytes)
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err == nil && int64(len(data)) > limit {
+		err = fmt.Errorf("%s: more than %d bytes, more than a benchfmt file can be", path, limit)
 	}
 	return data, err
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -232,4 +233,57 @@ func TestJSONRefusesNonRegularTargets(t *testing.T) {
 		assert.False(t, fi.Mode().IsRegular(), "%s was replaced by a regular file", path)
 	}
 	assert.NoFileExists(t, filepath.Join(dir, "target"))
+}
+
+// TestHistoryStoredCommitIsNeverAGitOption: a file's commit: line that
+// starts with '-' is refused at add, naming the file; and a store that
+// holds one (written before that check) is refused at detect -confirm
+// before git runs (it ran git rev-parse --verify --upload-pack=…).
+func TestHistoryStoredCommitIsNeverAGitOption(t *testing.T) {
+	dir := t.TempDir()
+	runs := filepath.Join(dir, "runs")
+	writeHistory(t, runs, 12, 6, 0.3)
+	evil := "--upload-pack=touch " + filepath.Join(dir, "pwned")
+	p := filepath.Join(runs, "run006.txt")
+	b, err := os.ReadFile(p)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(p, []byte(strings.Replace(string(b), "commit: "+fakeHash(7), "commit: "+evil, 1)), 0o644))
+	db := filepath.Join(dir, "h.db")
+	code, _, errOut := histRun(t, "history", "add", "-db", db, runs)
+	assert.Equal(t, 2, code)
+	assert.Equal(t, "decodegap history add: "+p+`: commit "`+evil+`": a revision cannot start with '-' (git would read it as an option); nothing was stored`+"\n", errOut)
+
+	// A store written before the check.
+	require.NoError(t, os.WriteFile(p, b, 0o644))
+	code, _, errOut = histRun(t, "history", "add", "-db", db, runs)
+	require.Equal(t, 0, code, errOut)
+	sdb, err := sql.Open("sqlite", db)
+	require.NoError(t, err)
+	_, err = sdb.Exec(`UPDATE files SET commit_hash = ? WHERE commit_hash = ?`, evil, fakeHash(7))
+	require.NoError(t, err)
+	require.NoError(t, sdb.Close())
+	repo := gitRepo(t)
+	code, _, errOut = histRun(t, "history", "detect", "-db", db, "-confirm", "-C", repo, "-benchtime", "1x", "./...")
+	assert.Equal(t, 3, code)
+	assert.Contains(t, errOut, `decodegap history detect: -confirm: the change's bad commit "`+evil+`" (a stored commit: line) starts with '-': git would read it as an option; not bisected`)
+	_, err = os.Stat(filepath.Join(dir, "pwned"))
+	assert.True(t, os.IsNotExist(err), "git ran the stored commit as an option")
+}
+
+// TestHistoryDBPasswordNeverPrinted: a password in a postgres:// -db URL,
+// as user:pass@ or as the query parameter password or sslpassword, is
+// masked in the error of a store that cannot be reached (port 1 of this
+// host: refused at once).
+func TestHistoryDBPasswordNeverPrinted(t *testing.T) {
+	for _, dsn := range []string{
+		"postgres://u:secret@127.0.0.1:1/db?sslmode=disable",
+		"postgres://u@127.0.0.1:1/db?sslmode=disable&password=secret",
+		"postgresql://u@127.0.0.1:1/db?sslpassword=secret&sslmode=disable",
+	} {
+		code, stdout, errOut := histRun(t, "history", "files", "-db", dsn)
+		assert.Equal(t, 2, code, dsn)
+		assert.Contains(t, errOut, "decodegap history files: -db: history: postgres", dsn)
+		assert.Contains(t, errOut, "***", dsn)
+		assert.NotContains(t, stdout+errOut, "secret", dsn)
+	}
 }

@@ -290,6 +290,15 @@ func TestWriteBisectFaster(t *testing.T) {
 	j = bisectJSON(r, 0.05)
 	assert.Equal(t, "failed", j.Why)
 	assert.False(t, j.Named)
+
+	// An interrupted search says so (issue 39 item 9: a SIGINT'd bisect
+	// said "failed to build or run").
+	r.Why = history.WhyInterrupted
+	b.Reset()
+	writeBisect(&b, r, 0.05)
+	assert.Contains(t, b.String(), "no commit named: interrupted during step 1 (SIGINT or SIGTERM); the speed-up, if any, is after aaaaaaaaaa and at or before eeeeeeeeee (4 commits)")
+	assert.NotContains(t, b.String(), "failed")
+	assert.Equal(t, "interrupted", bisectJSON(r, 0.05).Why)
 }
 
 // TestHistoryDetectConfirmBisects stores a history of a synthetic

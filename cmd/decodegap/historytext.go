@@ -183,7 +183,16 @@ func confirmChanges(ctx context.Context, changes []history.Change, f *bisectFlag
 		if !f.unitsSet {
 			ff.units = c.Unit
 		}
+		for _, e := range []struct{ end, commit string }{{"good", c.Good.Commit}, {"bad", c.Bad.Commit}} {
+			if history.OptionLike(e.commit) {
+				fmt.Fprintf(stderr, "decodegap history detect: -confirm: the change's %s commit %q (a stored commit: line) starts with '-': git would read it as an option; not bisected\n", e.end, e.commit)
+				return out, 3
+			}
+		}
 		res, code := bisectOnce(ctx, &ff, c.Good.Commit, c.Bad.Commit, exactBenchmark(c.Benchmark), pkgs, stderr)
+		if code == 2 {
+			code = 3 // a stored range bisect refuses is no usage error of detect's
+		}
 		out[i] = res
 		switch {
 		case code != 0:
@@ -226,6 +235,9 @@ func writeBisect(w io.Writer, r *history.BisectResult, delta float64) {
 		fmt.Fprintf(w, "no commit named: the bad end was not %s%s than the good end\n", dir, half)
 	case history.WhyFailed:
 		fmt.Fprintf(w, "no commit named: step %d failed to build or run (its error is above); the %s, if any, is after %s and at or before %s (%d commits)\n",
+			len(r.Steps)+1, change, short(r.Commits[r.Lo]), short(r.Commits[r.Hi]), r.Hi-r.Lo)
+	case history.WhyInterrupted:
+		fmt.Fprintf(w, "no commit named: interrupted during step %d (SIGINT or SIGTERM); the %s, if any, is after %s and at or before %s (%d commits)\n",
 			len(r.Steps)+1, change, short(r.Commits[r.Lo]), short(r.Commits[r.Hi]), r.Hi-r.Lo)
 	case history.WhySkipped:
 		fmt.Fprintf(w, "no single commit named: every commit after %s and before %s was skipped (it does not build), so the first %s commit is one of these %d: %s\n",
@@ -320,7 +332,7 @@ func bisectJSON(r *history.BisectResult, delta float64) bisectOut {
 	}
 	out := bisectOut{Commits: r.Commits, Tests: r.Tests, Alpha: r.Alpha, Delta: jsonFloat(delta), Direction: r.Direction.String(),
 		Lo: r.Commits[r.Lo], Hi: r.Commits[r.Hi], Named: r.Why == history.WhyNamed,
-		Why: map[history.BisectWhy]string{history.WhyNamed: "named", history.WhyNoChange: noChange, history.WhyUndecided: "undecided", history.WhyFailed: "failed",
+		Why: map[history.BisectWhy]string{history.WhyNamed: "named", history.WhyNoChange: noChange, history.WhyUndecided: "undecided", history.WhyFailed: "failed", history.WhyInterrupted: "interrupted",
 			history.WhySkipped: "skipped", history.WhyOutOfTests: "out-of-tests"}[r.Why]}
 	if out.Named {
 		out.First = r.Commits[r.First]

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"flag"
 	"fmt"
@@ -82,6 +83,37 @@ func parseMergeFlags(args []string, stderr io.Writer) (f mergeFlags, files []str
 	return f, files, 0, true
 }
 
+// maxShardResults bounds the result lines of one file merge reads (each
+// costs about 2 KB once read): a shard runs its share of -max-rounds, three
+// arms a round, so 100 benchmarks of 300 rounds fit; a file with more is
+// not the -o of one shard. The file's bytes are bounded by maxBenchBytes.
+const maxShardResults = 100_000
+
+// readShardFile reads the shard file path: a regular file of at most
+// maxBenchBytes and maxShardResults result lines, else an error naming
+// the file and the limit, returned before the results are parsed.
+func readShardFile(path string) (*prreport.ShardFile, error) {
+	data, err := readRegularFile(path, maxBenchBytes, "give the -o files of decodegap pr -shard i/n")
+	if err != nil {
+		return nil, err
+	}
+	n := 0
+	for rest := data; len(rest) > 0; {
+		line := rest
+		if i := bytes.IndexByte(rest, '\n'); i >= 0 {
+			line, rest = rest[:i], rest[i+1:]
+		} else {
+			rest = nil
+		}
+		if bytes.HasPrefix(line, []byte("Benchmark")) {
+			if n++; n > maxShardResults {
+				return nil, fmt.Errorf("%s: more than %d result lines, more than one shard of decodegap pr -shard i/n writes", path, maxShardResults)
+			}
+		}
+	}
+	return prreport.ReadShard(path, bytes.NewReader(data))
+}
+
 func runMerge(args []string, stdout, stderr io.Writer) int {
 	f, names, status, ok := parseMergeFlags(args, stderr)
 	if !ok {
@@ -93,12 +125,7 @@ func runMerge(args []string, stdout, stderr io.Writer) int {
 	}
 	var files []*prreport.ShardFile
 	for _, name := range names {
-		r, err := os.Open(name)
-		if err != nil {
-			return fail("%v", err)
-		}
-		sf, err := prreport.ReadShard(name, r)
-		r.Close()
+		sf, err := readShardFile(name)
 		if err != nil {
 			return fail("%v", err)
 		}

@@ -9,7 +9,9 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -367,4 +369,34 @@ func TestPRShardsMergeReal(t *testing.T) {
 		assert.Regexp(t, fmt.Sprintf(`Runner %d/2: host [^ ]+ \(.*confined to %s\): 4 rounds of 2 benchmarks in `, i+1, hostmon.NewCPUSet(cpus[i]).Words()), out)
 	}
 	assert.Contains(t, out, "-ignore round,screen,run-id,shard,runner,")
+}
+
+// TestMergeRefusesHostileFiles: merge reads regular files only, without
+// blocking on a fifo that has no writer or reading /dev/zero without end,
+// and refuses a file of more result lines than a shard writes before it
+// parses them (10^6 extra lines cost 2 GB of RSS when parsed).
+func TestMergeRefusesHostileFiles(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo")
+	require.NoError(t, syscall.Mkfifo(fifo, 0o600))
+	big := filepath.Join(dir, "big.txt")
+	require.NoError(t, os.WriteFile(big, bytes.Repeat([]byte("BenchmarkX-2 1 1 sec/op\n"), maxShardResults+1), 0o644))
+	for _, c := range []struct{ path, want string }{
+		{fifo, fifo + " is a fifo, not a regular file: give the -o files of decodegap pr -shard i/n"},
+		{"/dev/zero", "/dev/zero is a character device, not a regular file: give the -o files of decodegap pr -shard i/n"},
+		{dir, dir + " is a directory, not a regular file: give the -o files of decodegap pr -shard i/n"},
+		{big, big + ": more than 100000 result lines, more than one shard of decodegap pr -shard i/n writes"},
+	} {
+		var stdout, stderr bytes.Buffer
+		done := make(chan int)
+		go func() { done <- dispatch([]string{"merge", c.path}, &stdout, &stderr) }()
+		select {
+		case code := <-done:
+			assert.Equal(t, 3, code, c.path)
+			assert.Equal(t, "decodegap merge: "+c.want+"\n", stderr.String())
+			assert.Empty(t, stdout.String())
+		case <-time.After(10 * time.Second):
+			t.Fatalf("merge %s still reading after 10 s", c.path)
+		}
+	}
 }

@@ -484,10 +484,10 @@ func (f *ortFlags) runRounds(ctx context.Context, plan *interleave.Plan, iarms [
 		switch {
 		case errors.As(runErr, &re):
 			fmt.Fprintf(stderr, "decodegap ort: more than -max-failed %d blocks lost, so the rest were not run: %v\n", f.run.maxFailed, runErr)
-			fmt.Fprintf(stderr, "decodegap ort: the %d finished blocks are in %s\n", len(runs), f.out)
+			fmt.Fprintf(stderr, "decodegap ort: %s\n", finishedBlocks(runs, f.out))
 			return 1
 		case ctx.Err() != nil:
-			fmt.Fprintf(stderr, "decodegap ort: %v; the %d finished blocks are in %s\n", runErr, len(runs), f.out)
+			fmt.Fprintf(stderr, "decodegap ort: %v; %s\n", runErr, finishedBlocks(runs, f.out))
 			status = 130
 		default:
 			fmt.Fprintf(stderr, "decodegap ort: %v\n", runErr)
@@ -518,6 +518,20 @@ func (f *ortFlags) runRounds(ctx context.Context, plan *interleave.Plan, iarms [
 }
 
 // lostBlocks counts the runs that failed.
+// finishedBlocks says where the blocks of runs that were not lost are:
+// the lost ones are not finished (they said "the 4 finished blocks" after
+// "4 of 4 blocks lost").
+func finishedBlocks(runs []interleave.Run, out string) string {
+	switch n := len(runs) - lostBlocks(runs); n {
+	case 0:
+		return "no block finished, so " + out + " holds no result"
+	case 1:
+		return "the 1 finished block is in " + out
+	default:
+		return fmt.Sprintf("the %d finished blocks are in %s", n, out)
+	}
+}
+
 func lostBlocks(runs []interleave.Run) int {
 	n := 0
 	for _, r := range runs {

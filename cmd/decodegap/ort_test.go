@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gapbench/gapbench/decodegap/ort"
+	"github.com/gapbench/gapbench/internal/interleave"
 	"github.com/gapbench/gapbench/internal/testutil"
 )
 
@@ -224,4 +225,14 @@ func TestORTRunsVAD(t *testing.T) {
 		count[r.GetConfig("arm")]++
 	}
 	assert.Equal(t, map[string]int{"intra1": 2, "two": 2, "null": 2}, count)
+}
+
+// TestORTFinishedBlocks: the blocks said to be finished leave out the
+// lost ones (it said "the 4 finished blocks are in …" after "4 of 4
+// blocks lost").
+func TestORTFinishedBlocks(t *testing.T) {
+	lost := interleave.Run{Err: &interleave.RunError{}}
+	assert.Equal(t, "no block finished, so out.txt holds no result", finishedBlocks([]interleave.Run{lost, lost, lost, lost}, "out.txt"))
+	assert.Equal(t, "the 1 finished block is in out.txt", finishedBlocks([]interleave.Run{lost, {}}, "out.txt"))
+	assert.Equal(t, "the 2 finished blocks are in out.txt", finishedBlocks([]interleave.Run{{}, lost, {}}, "out.txt"))
 }

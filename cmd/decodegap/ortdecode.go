@@ -40,6 +40,19 @@ func parseBuckets(s string) ([]int, error) {
 	return out, nil
 }
 
+// maxDecodeTokens bounds -decode, the tokens of one generation. A block
+// holds whole generations and each step reads the whole KV cache, so a
+// generation's work grows with the square of its tokens: with the 2-layer
+// test model (decoder_merged.onnx) a block of one generation took 0.3 s
+// at 2048 tokens, 3 s at 8192 and 50 s at 32768, and at 10^6 no block
+// ended in 120 s. A deep context is the prompt's (-prefill, one step).
+const maxDecodeTokens = 8192
+
+// maxContextTokens bounds -prefill + -decode, the KV cache's length;
+// the cache's bytes at that length are checked against ort's tensor
+// limits when the decoder is opened, before any block.
+const maxContextTokens = 1 << 20
+
 // check validates the decode flags against each other.
 func (d decodeFlags) check(set map[string]bool) error {
 	switch {
@@ -49,8 +62,10 @@ func (d decodeFlags) check(set map[string]bool) error {
 		return fmt.Errorf("-prefill, -buckets and -token-input belong to the decode mode: give -decode M (tokens a generation)")
 	case d.on() && d.prefill < 1:
 		return fmt.Errorf("-decode needs -prefill N ≥ 1, the prompt's tokens (llama-bench's -p, or -d for the depth to decode at)")
-	case d.prefill+d.tokens > 1<<20:
-		return fmt.Errorf("-prefill %d + -decode %d: the context may hold at most %d tokens", d.prefill, d.tokens, 1<<20)
+	case d.tokens > maxDecodeTokens:
+		return fmt.Errorf("-decode %d: at most %d tokens a generation (each step reads the whole KV cache, so a generation's time grows with the square of -decode: 32768 tokens took 50 s a block with a 2-layer test model); for a deep context give -prefill N and a short -decode", d.tokens, maxDecodeTokens)
+	case d.prefill+d.tokens > maxContextTokens:
+		return fmt.Errorf("-prefill %d + -decode %d: the context may hold at most %d tokens", d.prefill, d.tokens, maxContextTokens)
 	}
 	_, err := parseBuckets(d.buckets)
 	return err

@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/procfs"
 
 	"github.com/gapbench/gapbench/hostmon"
+	"github.com/gapbench/gapbench/internal/history"
 	"github.com/gapbench/gapbench/internal/interleave"
 	"github.com/gapbench/gapbench/internal/judge"
 	"github.com/gapbench/gapbench/internal/prreport"
@@ -136,7 +137,7 @@ func parsePRFlags(args []string, stderr io.Writer) (f prFlags, pkgs []string, st
 	switch {
 	case f.base == "":
 		return bad("-base is required: the revision to compare against, e.g. -base origin/main")
-	case strings.HasPrefix(f.base, "-") || strings.HasPrefix(f.head, "-"):
+	case history.OptionLike(f.base) || history.OptionLike(f.head):
 		return bad("-base %q, -head %q: a revision cannot start with '-' (git would read it as an option)", f.base, f.head)
 	case f.maxRounds < 0 || f.maxRounds == 1:
 		return bad("-max-rounds %d: want at least 2 (30 or so for 2%% effects), or 0 to set them from -budget", f.maxRounds)

@@ -68,6 +68,13 @@ func historyProbes() []probe {
 		{name: "history add a fifo", item: "hang", setup: mkfifo("f.txt"), args: []string{"history", "add", "-db", "{dir}/h.db", "{dir}/f.txt"}, codes: []int{2}, check: says("f.txt is a fifo, not a regular file")},
 		{name: "history add +Inf", item: "input", setup: file("b.txt", "commit: c1\ncommit-date: 2026-11-01T00:00:00Z\nBenchmarkStep-2 100 +Inf ns/op\n"), args: []string{"history", "add", "-db", "{dir}/h.db", "{dir}/b.txt"}, codes: []int{2}, check: says("b.txt:3: Step-2: +Inf ns/op is not a finite number")},
 		{name: "history add -commit --output=FILE", item: "input", setup: bench, args: []string{"history", "add", "-db", "{dir}/h.db", "-commit", "--output={dir}/leak", "{dir}/b.txt"}, codes: []int{2}, check: absent("leak")},
+		{name: "history add a commit: line --output=FILE", item: "input", setup: file("b.txt", "commit: --output={dir}/leak\ncommit-date: 2026-11-01T00:00:00Z\nBenchmarkStep-2 100 1000 ns/op\n"), args: []string{"history", "add", "-db", "{dir}/h.db", "{dir}/b.txt"}, codes: []int{2},
+			check: func(r result, dir string) (string, string) {
+				if k, why := absent("h.db")(r, dir); k != ok {
+					return k, why
+				}
+				return says("a revision cannot start with '-'")(r, dir)
+			}},
 		{name: "history add -db with # and ?", item: "input", setup: bench, args: []string{"history", "add", "-db", "{dir}/a#b?c.db", "{dir}/b.txt"}, codes: []int{0}, check: func(r result, dir string) (string, string) {
 			if _, err := os.Stat(filepath.Join(dir, "a#b?c.db")); err != nil {
 				return wrong, fmt.Sprintf("no store named a#b?c.db: %v", err)
@@ -77,6 +84,13 @@ func historyProbes() []probe {
 			}
 			return ok, ""
 		}},
+		{name: "history files -db postgres://…?password=", item: "input", args: []string{"history", "files", "-db", "postgres://u@127.0.0.1:1/db?sslmode=disable&password=secret&sslpassword=secret"}, codes: []int{2},
+			check: func(r result, dir string) (string, string) {
+				if strings.Contains(r.stdout+r.stderr, "secret") {
+					return wrong, "the password was printed: " + tail(r.stderr)
+				}
+				return says("password=***&sslpassword=***")(r, dir)
+			}},
 		{name: "history detect a mistyped -db", item: "input", args: []string{"history", "detect", "-db", "{dir}/hsitory.db"}, codes: []int{2}, check: absent("hsitory.db")},
 		{name: "history files a mistyped -db", item: "input", args: []string{"history", "files", "-db", "{dir}/hsitory.db"}, codes: []int{2}, check: absent("hsitory.db")},
 		usage("history detect -permutations 1e9", "-permutations 1000000000", "history", "detect", "-db", "{dir}/h.db", "-permutations", "1000000000"),

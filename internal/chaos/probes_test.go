@@ -199,6 +199,7 @@ func probes() []probe {
 		usageORT("ort -warmup -5", "-warmup", "-warmup", "-5"),
 		usageORT("ort -input bogus fill", "-input", "-input", "x=bogus:fill"),
 		usageORT("ort -state bogus", "-state", "-state", "onlyone"),
+		usageORT("ort -decode 1000000", "-decode 1000000: at most 8192 tokens", "-decode", "1000000", "-prefill", "1"),
 		{name: "ort -child bad JSON", item: "input", args: []string{"ort", "-child", "{bad"}, codes: []int{2}},
 		{name: "ort -list /dev/zero", item: "crash", args: []string{"ort", "-list", "/dev/zero"}, codes: []int{1, 2, 3}},
 		{name: "ort -list a fifo", item: "hang", setup: mkfifo("m.onnx"), args: []string{"ort", "-list", "{dir}/m.onnx"}, codes: []int{1, 2, 3}},
@@ -236,6 +237,11 @@ func probes() []probe {
 		{name: "plot -format bogus", item: "input", args: []string{"plot", "-format", "bogus", "{dir}"}, codes: []int{2}, check: says("-format")},
 		{name: "plot through a planted x.svg", item: "symlink", setup: both(fixtureTrace("x.jsonl", "BenchmarkX"), plant("x.svg")), args: []string{"plot", "{dir}/x.jsonl"}, codes: []int{1}, check: untouched},
 		{name: "plot a name with control characters", item: "input", setup: fixtureTrace("c.jsonl", "BenchmarkC/\\u001b[31m\\u0000"), args: []string{"plot", "{dir}/c.jsonl"}, codes: []int{0}, check: validSVG("c.svg")},
+
+		// merge (issue 39, item 1).
+		{name: "merge /dev/zero", item: "hang", args: []string{"merge", "/dev/zero"}, codes: []int{3}, check: says("/dev/zero is a character device, not a regular file")},
+		{name: "merge a fifo", item: "hang", setup: mkfifo("s.txt"), args: []string{"merge", "{dir}/s.txt"}, codes: []int{3}, check: says("s.txt is a fifo, not a regular file")},
+		{name: "merge 10^6 result lines", item: "input", setup: file("s.txt", strings.Repeat("BenchmarkX-2 1 1 sec/op\n", 1000000)), args: []string{"merge", "{dir}/s.txt"}, codes: []int{3}, check: says("more than 100000 result lines")},
 
 		// host and spin.
 		usage("host -n -1", "-n", "host", "-n", "-1"),

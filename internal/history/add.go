@@ -31,7 +31,7 @@ type Added struct {
 // lacks them is an *InputError.
 func (s *Store) Add(ctx context.Context, files []*File) ([]Added, error) {
 	for _, f := range files {
-		if err := f.check(); err != nil {
+		if err := f.Check(); err != nil {
 			return nil, err
 		}
 	}

@@ -152,6 +152,10 @@ const (
 	// middle, and a further comparison would take the error rate past
 	// Alpha. The first changed commit is one of Commits[Lo+1 … Hi].
 	WhyOutOfTests
+	// WhyInterrupted: the search's context ended during a comparison
+	// (SIGINT, SIGTERM); Bisect returns the comparison's error, Steps the
+	// steps before it, Lo and Hi the range so far.
+	WhyInterrupted
 )
 
 // Bisect finds the first commit of commits (good first, bad last) that
@@ -190,9 +194,15 @@ func Bisect(ctx context.Context, commits []string, c Comparer, alpha float64, d 
 			GoodIndex: good, CandidateIndex: cand, Confidence: conf, Result: res})
 		return res.Outcome, nil
 	}
+	failed := func() BisectWhy {
+		if ctx.Err() != nil {
+			return WhyInterrupted
+		}
+		return WhyFailed
+	}
 	switch o, err := step(0, n); {
 	case err != nil:
-		r.Why = WhyFailed
+		r.Why = failed()
 		return r, err
 	case o == StepUndecided:
 		r.Why = WhyUndecided
@@ -218,7 +228,7 @@ func Bisect(ctx context.Context, commits []string, c Comparer, alpha float64, d 
 			continue
 		}
 		if err != nil {
-			r.Why = WhyFailed
+			r.Why = failed()
 			return r, err
 		}
 		switch o {

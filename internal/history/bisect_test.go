@@ -120,3 +120,34 @@ func TestMiddle(t *testing.T) {
 	assert.Equal(t, -1, middle(0, 4, map[int]bool{1: true, 2: true, 3: true}))
 	assert.Equal(t, -1, middle(3, 4, nil))
 }
+
+// cancelComparer answers from skipComparer until its call number stop,
+// where it ends the search's context (SIGINT) and returns its error, as
+// prComparer does when a step's build or run is interrupted.
+type cancelComparer struct {
+	skipComparer
+	stop, calls int
+	cancel      context.CancelFunc
+}
+
+func (f *cancelComparer) Compare(ctx context.Context, good, cand string, conf float64) (StepResult, error) {
+	if f.calls++; f.calls == f.stop {
+		f.cancel()
+		return StepResult{}, fmt.Errorf("building %s: %w", cand, ctx.Err())
+	}
+	return f.skipComparer.Compare(ctx, good, cand, conf)
+}
+
+// An interrupted search ends WhyInterrupted, not WhyFailed, at the first
+// comparison as at a later one, with the range so far.
+func TestBisectInterrupted(t *testing.T) {
+	for _, stop := range []int{1, 3} {
+		ctx, cancel := context.WithCancel(context.Background())
+		c := &cancelComparer{skipComparer: skipComparer{first: 5}, stop: stop, cancel: cancel}
+		r, err := Bisect(ctx, numbered(16), c, 0.05, Slower)
+		require.ErrorIs(t, err, context.Canceled)
+		assert.Equal(t, WhyInterrupted, r.Why, "stop at call %d", stop)
+		assert.Len(t, r.Steps, stop-1)
+		cancel()
+	}
+}

@@ -101,3 +101,24 @@ func TestDetectStopsWhenCancelled(t *testing.T) {
 	assert.ErrorIs(t, err, context.Canceled)
 	assert.Empty(t, changes)
 }
+
+// A file whose commit: line starts with '-' is refused by Add (git would
+// read the stored commit as an option), as an *InputError naming the
+// file; nothing is stored.
+func TestAddRefusesOptionLikeCommit(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, ":memory:")
+	require.NoError(t, err)
+	defer s.Close()
+	f, err := ParseFile("b.txt", []byte("commit: --upload-pack=touch x\ncommit-date: 2026-11-01T00:00:00Z\nBenchmarkStep-2 100 1000 ns/op\n"))
+	require.NoError(t, err)
+	_, err = s.Add(ctx, []*File{f})
+	var ie *InputError
+	require.ErrorAs(t, err, &ie)
+	assert.EqualError(t, err, `b.txt: commit "--upload-pack=touch x": a revision cannot start with '-' (git would read it as an option)`)
+	files, err := s.Files(ctx)
+	require.NoError(t, err)
+	assert.Empty(t, files)
+	assert.True(t, OptionLike("-x"))
+	assert.False(t, OptionLike("main"))
+}

@@ -213,11 +213,15 @@ func (f *File) Fill(def Provenance, force bool) {
 	}
 }
 
-// check reports what provenance f still lacks.
-func (f *File) check() error {
+// Check reports what provenance f still lacks, or a commit git would
+// read as an option (OptionLike), as an *InputError. Add checks every
+// file so; a caller may check first, before it opens a store.
+func (f *File) Check() error {
 	switch {
 	case f.Prov.Commit == "":
 		return &InputError{File: f.Name, Msg: "no commit: the file has no `commit:` line; give -commit"}
+	case OptionLike(f.Prov.Commit):
+		return &InputError{File: f.Name, Msg: fmt.Sprintf("commit %q: a revision cannot start with '-' (git would read it as an option)", f.Prov.Commit)}
 	case f.Prov.Date.IsZero():
 		return &InputError{File: f.Name, Msg: "no commit date: the file has no `commit-date:` line; give -date"}
 	}

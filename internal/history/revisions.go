@@ -97,6 +97,13 @@ func SplitRevisions(f *File, data []byte) (files []*File, uncommitted int, ok bo
 	return files, uncommitted, true
 }
 
+// OptionLike reports whether git would read rev as an option: a revision
+// starting with '-' (-commit --output=FILE made git write FILE, a stored
+// commit: line --upload-pack=… reached git rev-parse). decodegap refuses
+// such a revision wherever one comes in (-base, -head, -good, -bad,
+// -commit, -notes, a file's commit: line) and again before git runs.
+func OptionLike(rev string) bool { return strings.HasPrefix(rev, "-") }
+
 // revisionCommit is the commit of a KeyPRBase or KeyPRHead value, ""
 // when it names none.
 func revisionCommit(v string) string {

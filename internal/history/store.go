@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -111,18 +112,57 @@ func sqliteDSN(path string) (string, error) {
 // Close closes the database.
 func (s *Store) Close() error { return s.db.Close() }
 
-// redact removes the password from a PostgreSQL URL.
+// redact removes the passwords from a PostgreSQL URL: the user's
+// (user:***@), and the values of the query parameters password and
+// sslpassword (the client key's), whose keys pgx also reads
+// percent-encoded. When the string is ambiguous (an '@' in a password
+// or in the query) it masks more, never less.
 func redact(dsn string) string {
-	at := strings.LastIndex(dsn, "@")
 	scheme := strings.Index(dsn, "://")
-	if at < 0 || scheme < 0 {
+	if scheme < 0 {
 		return dsn
 	}
-	cred := dsn[scheme+3 : at]
-	if i := strings.Index(cred, ":"); i >= 0 {
-		return dsn[:scheme+3] + cred[:i] + ":***" + dsn[at:]
+	head, rest := dsn[:scheme+3], dsn[scheme+3:]
+	// The user's password ends at the last '@' (it may hold an '@'
+	// itself); a ':' after the first '/' is no user's.
+	if at := strings.LastIndex(rest, "@"); at >= 0 {
+		colon, slash := strings.Index(rest[:at], ":"), strings.Index(rest, "/")
+		if colon >= 0 && (slash < 0 || colon < slash) {
+			rest = rest[:colon] + ":***" + rest[at:]
+		}
 	}
-	return dsn
+	return head + redactQuery(rest)
+}
+
+// redactQuery masks the value of every password= and sslpassword= pair
+// of s that follows a '?' or an '&', up to the next '&'.
+func redactQuery(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		j := strings.IndexAny(s[i:], "?&")
+		if j < 0 {
+			b.WriteString(s[i:])
+			break
+		}
+		j += i + 1
+		b.WriteString(s[i:j])
+		pair := s[j:]
+		end := strings.IndexByte(pair, '&')
+		if end < 0 {
+			end = len(pair)
+		}
+		key, _, ok := strings.Cut(pair[:end], "=")
+		if dec, err := url.QueryUnescape(strings.TrimSpace(key)); err == nil {
+			key = dec
+		}
+		if ok && (strings.EqualFold(key, "password") || strings.EqualFold(key, "sslpassword")) {
+			b.WriteString(pair[:strings.IndexByte(pair, '=')+1] + "***")
+			i = j + end
+			continue
+		}
+		i = j
+	}
+	return b.String()
 }
 
 // schema is the DDL, with ID standing for the dialect's key column.

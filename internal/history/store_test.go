@@ -260,8 +260,25 @@ func TestOpenRejectsOtherSchemaVersion(t *testing.T) {
 }
 
 func TestRedact(t *testing.T) {
-	assert.Equal(t, "postgres://u:***@h:5432/db", redact("postgres://u:secret@h:5432/db"))
-	assert.Equal(t, "postgres://u@h/db", redact("postgres://u@h/db"))
+	for in, want := range map[string]string{
+		"postgres://u:secret@h:5432/db": "postgres://u:***@h:5432/db",
+		"postgres://u@h/db":             "postgres://u@h/db",
+		// A password as a query parameter (issue 39 item 4), also
+		// percent-encoded, and sslpassword, the client key's.
+		"postgres://u@h/db?password=secret":                        "postgres://u@h/db?password=***",
+		"postgresql://h/db?sslmode=require&password=secret&x=1":    "postgresql://h/db?sslmode=require&password=***&x=1",
+		"postgres://u@h/db?sslpassword=secret":                     "postgres://u@h/db?sslpassword=***",
+		"postgres://u@h/db?pass%77ord=secret":                      "postgres://u@h/db?pass%77ord=***",
+		"postgres://u@h/db?PASSWORD=secret":                        "postgres://u@h/db?PASSWORD=***",
+		"postgres://u:pw@h/db?password=se?cret&sslpassword=s&cret": "postgres://u:***@h/db?password=***&sslpassword=***&cret",
+		"postgres://u@h/db?options=a@b&password=secret":            "postgres://u@h/db?options=a@b&password=***",
+		"postgres://u:p@ss@h/db?application_name=x":                "postgres://u:***@h/db?application_name=x",
+		"postgres://h/db?passwordless=1":                           "postgres://h/db?passwordless=1",
+	} {
+		got := redact(in)
+		assert.Equal(t, want, got, in)
+		assert.NotContains(t, got, "secret", in)
+	}
 }
 
 // A file with Replaces set removes the stored files of its name with

@@ -187,7 +187,8 @@ func (h *headTail) String() string {
 
 // parseResults reads the results a run printed, and reports the first line
 // at fault: a result line that does not parse or is too long, a value that is
-// not a finite number, a second result of one benchmark, or no result.
+// not a finite number, a result of 0 iterations, a second result of one
+// benchmark, or no result.
 func parseResults(o *outputReader, arm string) (_ []*benchfmt.Result, _ Cause, line int, _ error) {
 	if o.long > 0 {
 		return nil, Malformed, o.long, fmt.Errorf("line %d of its output begins with Benchmark but is %d bytes long, too long to be a result", o.long, o.longLen)
@@ -208,6 +209,9 @@ func parseResults(o *outputReader, arm string) (_ []*benchfmt.Result, _ Cause, l
 		case *benchfmt.Result:
 			_, l := rec.Pos()
 			ln := o.lineOf[l-1]
+			if rec.Iters < 1 {
+				return nil, Malformed, ln, fmt.Errorf("line %d of its output gives %d iterations: a result measures at least one: %s", ln, rec.Iters, show(o.kept[l-1], len(o.kept[l-1])))
+			}
 			for _, v := range rec.Values {
 				if math.IsNaN(v.Value) || math.IsInf(v.Value, 0) {
 					val, unit := v.OrigValue, v.OrigUnit

@@ -170,6 +170,8 @@ func TestRunnerMalformedResults(t *testing.T) {
 			"lines 2 and 3 of its output both give a result of BenchmarkX-2: a run must print one result per benchmark (-test.count=1)"},
 		{"BenchmarkX-2 1 +Inf ns/op", Malformed, 1, "line 1 of its output gives +Inf ns/op, not a finite number: BenchmarkX-2 1 +Inf ns/op"},
 		{"log\nBenchmarkX-2 1 NaN ns/op 3 B/op", Malformed, 2, "line 2 of its output gives NaN ns/op, not a finite number: BenchmarkX-2 1 NaN ns/op 3 B/op"},
+		// 0 iterations measured nothing (issue 39 item 8): it was judged.
+		{"goos: linux\nBenchmarkX-2 0 1000 ns/op", Malformed, 2, "line 2 of its output gives 0 iterations: a result measures at least one: BenchmarkX-2 0 1000 ns/op"},
 		{"BenchmarkX-2 1 1000 ns/op 3", Malformed, 1, "line 1 of its output is not a benchmark result (missing units): BenchmarkX-2 1 1000 ns/op 3"},
 	} {
 		arm := script(t, "bad", "cat <<'END'\n"+c.out+"\nEND")

@@ -65,6 +65,9 @@ type Build struct {
 	// git, for Close.
 	tmp, repo, gitCommon string
 	added                []Tree
+	// owner is tmp's owner file, locked while the Build is open (see
+	// holdOwner); nil once closed.
+	owner *os.File
 }
 
 // BuildConfig says what Prepare builds.
@@ -108,7 +111,9 @@ func (e *BuildError) Unwrap() error { return e.Err }
 // temporary directory, resolves the package patterns at each side with
 // `go list`, builds each package's test binary at both sides with
 // `go test -c`, and lists each binary's benchmarks with -test.list. The
-// caller must call Close to remove the worktrees and binaries.
+// caller must call Close to remove the worktrees and binaries. What the
+// Builds of killed processes left (their folders and worktrees: no Close
+// ran) is removed first, and logged.
 func Prepare(ctx context.Context, c BuildConfig) (*Build, error) {
 	if c.Base == "" {
 		return nil, errors.New("prreport: BuildConfig.Base is required")
@@ -141,17 +146,30 @@ func Prepare(ctx context.Context, c BuildConfig) (*Build, error) {
 	if err != nil {
 		return nil, err
 	}
-	tmp, err := os.MkdirTemp("", "decodegap-pr-")
+	b := &Build{repo: top, gitCommon: common}
+	// A run killed by SIGKILL (or a lost machine) ran no Close: remove
+	// what such runs left, here and in os.TempDir().
+	stale, err := b.pruneStale(ctx)
+	for _, s := range stale {
+		logf("removed %s and its worktrees: a pr or bisect run that was killed left them", s)
+	}
+	if err != nil {
+		logf("removing what killed runs left: %v", err)
+	}
+	tmp, err := os.MkdirTemp("", tmpPrefix)
 	if err != nil {
 		return nil, err
 	}
-	b := &Build{tmp: tmp, repo: top, gitCommon: common}
+	b.tmp = tmp
 	ok := false
 	defer func() {
 		if !ok {
 			b.Close()
 		}
 	}()
+	if b.owner, err = holdOwner(tmp); err != nil {
+		return nil, err
+	}
 
 	side := func(name, ref string) (Tree, error) {
 		if ref == "" {
@@ -287,6 +305,10 @@ func (b *Build) Close() error {
 	b.added = nil
 	if b.tmp != "" {
 		errs = append(errs, os.RemoveAll(b.tmp))
+	}
+	if b.owner != nil {
+		b.owner.Close() // after the folder is gone: no one prunes it meanwhile
+		b.owner = nil
 	}
 	if b.repo != "" {
 		if _, err := b.gitWorktree(context.Background(), "prune"); err != nil {

@@ -1,6 +1,7 @@
 package prreport
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"os"
@@ -203,4 +204,67 @@ func TestWorktreeLockExcludes(t *testing.T) {
 	unlock2, err := worktreeLock(context.Background(), common)
 	require.NoError(t, err, "the lock was not released")
 	unlock2()
+}
+
+// TestHelperPrepare is not a test: run by TestPrepareAfterSIGKILL as a
+// child process (PRREPORT_HELPER_REPO set), it prepares a build of that
+// repository, says "prepared" and waits to be killed.
+func TestHelperPrepare(t *testing.T) {
+	repo := os.Getenv("PRREPORT_HELPER_REPO")
+	if repo == "" {
+		t.Skip("a helper process")
+	}
+	_, err := Prepare(context.Background(), BuildConfig{Dir: repo, Base: "HEAD~1", Head: "HEAD", Patterns: []string{"./..."}, Log: os.Stdout})
+	fmt.Println("prepared", err)
+	time.Sleep(time.Minute)
+}
+
+// A pr run killed by SIGKILL runs no Close: its two worktrees stay
+// registered and its folder stays in the temporary directory (issue 39
+// item 5). The next Prepare in the repository removes both, and says so.
+func TestPrepareAfterSIGKILL(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a module twice")
+	}
+	repo := fixtureRepo(t, 2, 0, 1)
+	worktrees := func() int {
+		out, err := exec.Command("git", "-C", repo, "worktree", "list", "--porcelain").Output()
+		require.NoError(t, err)
+		return strings.Count(string(out), "worktree ")
+	}
+	child := exec.Command(os.Args[0], "-test.run=^TestHelperPrepare$")
+	child.Env = append(os.Environ(), "PRREPORT_HELPER_REPO="+repo)
+	child.Stderr = os.Stderr
+	out, err := child.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, child.Start())
+	var tmp, said string
+	sc := bufio.NewScanner(out)
+	for sc.Scan() {
+		l := sc.Text()
+		said += l + "\n"
+		if _, rest, ok := strings.Cut(l, "git worktree add --detach "); ok && tmp == "" {
+			tmp = filepath.Dir(strings.Fields(rest)[0])
+		}
+		if strings.HasPrefix(l, "prepared") {
+			break
+		}
+	}
+	require.NoError(t, child.Process.Kill())
+	child.Wait()
+	require.Contains(t, said, "prepared <nil>")
+	require.NotEmpty(t, tmp, said)
+	require.Equal(t, 3, worktrees(), "the killed run's two worktrees are registered")
+	_, err = os.Stat(tmp)
+	require.NoError(t, err, "the killed run's folder is there")
+
+	var log strings.Builder
+	b, err := Prepare(context.Background(), BuildConfig{Dir: repo, Base: "HEAD", Patterns: []string{"./..."}, Log: &log})
+	require.NoError(t, err)
+	assert.Contains(t, log.String(), "removed "+tmp+" and its worktrees: a pr or bisect run that was killed left them\n")
+	_, err = os.Stat(tmp)
+	assert.True(t, os.IsNotExist(err), "%s is still there", tmp)
+	assert.Equal(t, 2, worktrees(), "the killed run's worktrees are pruned; this run's base is registered")
+	require.NoError(t, b.Close())
+	assert.Equal(t, 1, worktrees())
 }

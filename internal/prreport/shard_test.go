@@ -7,11 +7,14 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"golang.org/x/perf/benchfmt"
 
 	"github.com/gapbench/gapbench/internal/interleave"
@@ -386,5 +389,25 @@ func TestNullAgreementRate(t *testing.T) {
 	}
 	if found < fleets*3/4 {
 		t.Errorf("a runner 3%% off flagged in %d of %d fleets, want most", found, fleets)
+	}
+}
+
+// A value that is not a finite number (NaN, ±Inf) is refused naming the
+// file and the line (issue 39 item 8): merge read it as a missing round
+// and exited 0, where interleave refuses the same line.
+func TestReadShardRefusesNonFinite(t *testing.T) {
+	data := runFleet(t, []fleetHost{{1, 1}, {1, 1}}, 4, []float64{0}, -1, 1)[0]
+	lines := strings.Split(string(data), "\n")
+	n := slices.IndexFunc(lines, func(l string) bool { return strings.HasPrefix(l, "BenchmarkFleet00") })
+	require.GreaterOrEqual(t, n, 0)
+	for _, v := range []string{"NaN", "+Inf", "-Inf"} {
+		f := strings.Fields(lines[n])
+		f[2] = v
+		edited := slices.Clone(lines)
+		edited[n] = strings.Join(f, " ")
+		_, err := ReadShard("s.txt", strings.NewReader(strings.Join(edited, "\n")))
+		var me *MergeError
+		require.ErrorAs(t, err, &me, v)
+		assert.EqualError(t, err, fmt.Sprintf("s.txt:%d: Fleet00-2: %s sec/op is not a finite number: %s", n+1, v, edited[n]))
 	}
 }

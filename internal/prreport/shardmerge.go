@@ -39,9 +39,16 @@ type ShardFile struct {
 type MergeError struct {
 	File string
 	Msg  string
+	// Line is the line of File at fault; 0 when the fault is the file's.
+	Line int
 }
 
-func (e *MergeError) Error() string { return e.File + ": " + e.Msg }
+func (e *MergeError) Error() string {
+	if e.Line > 0 {
+		return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg)
+	}
+	return e.File + ": " + e.Msg
+}
 
 // trailerPrefix starts the comment line a shard writes last; benchfmt
 // readers skip it.
@@ -82,6 +89,17 @@ func ReadShard(name string, r io.Reader) (*ShardFile, error) {
 		case *benchfmt.SyntaxError:
 			return nil, rec
 		case *benchfmt.Result:
+			for _, v := range rec.Values {
+				if math.IsNaN(v.Value) || math.IsInf(v.Value, 0) {
+					// interleave refuses the same line from a child
+					_, line := rec.Pos()
+					val, unit := v.OrigValue, v.OrigUnit
+					if unit == "" {
+						val, unit = v.Value, v.Unit
+					}
+					return nil, &MergeError{File: name, Line: line, Msg: fmt.Sprintf("%s: %v %s is not a finite number: %s", rec.Name.Full(), val, unit, lineAt(data, line))}
+				}
+			}
 			res := rec.Clone()
 			if first == nil {
 				first = res
@@ -91,7 +109,7 @@ func ReadShard(name string, r io.Reader) (*ShardFile, error) {
 			} else {
 				for _, k := range ShardKeys {
 					if a, b := res.GetConfig(k), first.GetConfig(k); a != b {
-						return nil, &MergeError{name, fmt.Sprintf("%s changes from %q to %q within the file: one file must hold one shard", k, b, a)}
+						return nil, &MergeError{File: name, Msg: fmt.Sprintf("%s changes from %q to %q within the file: one file must hold one shard", k, b, a)}
 					}
 				}
 			}
@@ -102,9 +120,24 @@ func ReadShard(name string, r io.Reader) (*ShardFile, error) {
 		return nil, err
 	}
 	if first == nil {
-		return nil, &MergeError{name, "no results: the shard ran nothing (see its log)"}
+		return nil, &MergeError{File: name, Msg: "no results: the shard ran nothing (see its log)"}
 	}
 	return f, nil
+}
+
+// lineAt returns line n (from 1) of data.
+func lineAt(data []byte, n int) string {
+	for i := 1; i < n; i++ {
+		j := bytes.IndexByte(data, '\n')
+		if j < 0 {
+			return ""
+		}
+		data = data[j+1:]
+	}
+	if j := bytes.IndexByte(data, '\n'); j >= 0 {
+		data = data[:j]
+	}
+	return string(data)
 }
 
 // identity fills f.ID from res's keys.
@@ -112,10 +145,10 @@ func (f *ShardFile) identity(res *benchfmt.Result) error {
 	id := RunnerID{RunID: res.GetConfig(KeyRunID), Host: res.GetConfig(KeyRunner), CPU: res.GetConfig(KeyRunnerCPU),
 		Confined: res.GetConfig(KeyRunnerConfined), Base: res.GetConfig(KeyPRBase), Head: res.GetConfig(KeyPRHead)}
 	if id.RunID == "" || res.GetConfig(KeyShard) == "" {
-		return &MergeError{f.Name, "no run-id: or shard: keys: not the output of decodegap pr -shard i/n"}
+		return &MergeError{File: f.Name, Msg: "no run-id: or shard: keys: not the output of decodegap pr -shard i/n"}
 	}
 	if err := id.Shard.Set(res.GetConfig(KeyShard)); err != nil {
-		return &MergeError{f.Name, "shard: " + err.Error()}
+		return &MergeError{File: f.Name, Msg: "shard: " + err.Error()}
 	}
 	if a, b, ok := strings.Cut(res.GetConfig(KeyRunnerCPUs), "/"); ok {
 		id.Online, _ = strconv.Atoi(a)
@@ -215,13 +248,13 @@ func MergeShards(files []*ShardFile, units []string) (*Fleet, []*Job, error) {
 		id := f.ID
 		switch {
 		case id.RunID != f0.ID.RunID:
-			return nil, nil, &MergeError{f.Name, fmt.Sprintf("run-id %s, but %s has %s: shards of different runs", id.RunID, f0.Name, f0.ID.RunID)}
+			return nil, nil, &MergeError{File: f.Name, Msg: fmt.Sprintf("run-id %s, but %s has %s: shards of different runs", id.RunID, f0.Name, f0.ID.RunID)}
 		case id.Shard.N != f0.ID.Shard.N:
-			return nil, nil, &MergeError{f.Name, fmt.Sprintf("shard %s, but %s is shard %s: different shard counts", id.Shard.String(), f0.Name, f0.ID.Shard.String())}
+			return nil, nil, &MergeError{File: f.Name, Msg: fmt.Sprintf("shard %s, but %s is shard %s: different shard counts", id.Shard.String(), f0.Name, f0.ID.Shard.String())}
 		case id.Base != f0.ID.Base || id.Head != f0.ID.Head:
-			return nil, nil, &MergeError{f.Name, fmt.Sprintf("compares %s with %s, but %s compares %s with %s", id.Base, id.Head, f0.Name, f0.ID.Base, f0.ID.Head)}
+			return nil, nil, &MergeError{File: f.Name, Msg: fmt.Sprintf("compares %s with %s, but %s compares %s with %s", id.Base, id.Head, f0.Name, f0.ID.Base, f0.ID.Head)}
 		case seen[id.Shard.I] != "":
-			return nil, nil, &MergeError{f.Name, fmt.Sprintf("shard %s again (also in %s)", id.Shard.String(), seen[id.Shard.I])}
+			return nil, nil, &MergeError{File: f.Name, Msg: fmt.Sprintf("shard %s again (also in %s)", id.Shard.String(), seen[id.Shard.I])}
 		}
 		seen[id.Shard.I] = f.Name
 	}
@@ -241,7 +274,7 @@ func MergeShards(files []*ShardFile, units []string) (*Fleet, []*Job, error) {
 		for _, res := range f.Results {
 			r, err := strconv.Atoi(res.GetConfig(interleave.KeyRound))
 			if err != nil || r < 1 || (r-1)%fl.N+1 != f.ID.Shard.I {
-				return nil, nil, &MergeError{f.Name, fmt.Sprintf("%s: round %q is not one of shard %s's rounds (%d, %d, …)",
+				return nil, nil, &MergeError{File: f.Name, Msg: fmt.Sprintf("%s: round %q is not one of shard %s's rounds (%d, %d, …)",
 					res.Name.Full(), res.GetConfig(interleave.KeyRound), f.ID.Shard.String(), f.ID.Shard.Round(1), f.ID.Shard.Round(2))}
 			}
 			base, _ := res.Name.Parts()

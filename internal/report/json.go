@@ -1,11 +1,13 @@
 package report
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"math"
+	"reflect"
 	"strconv"
 	"strings"
 	"time"
@@ -221,22 +223,171 @@ func WriteJSONRevisions(w io.Writer, command string, now time.Time, rev *Revisio
 	return enc.Encode(d)
 }
 
+// MaxJSONBytes and MaxRows bound the document ReadJSON reads: a run of
+// 1,000 benchmarks judged in 5 units, each with its null check, is 10,000
+// rows of a few kilobytes each. A row costs about 2 KB once read, so the
+// bounds keep a hostile document (10^6 rows took 2 GB) under 250 MB.
+const (
+	MaxJSONBytes = 64 << 20
+	MaxRows      = 50_000
+)
+
+// ErrTooLarge is wrapped by ReadJSON's error for a document of more than
+// MaxJSONBytes bytes or MaxRows rows.
+var ErrTooLarge = errors.New("report: document too large")
+
 // ReadJSON reads a document WriteJSON wrote. A document of another schema
-// is refused, naming it.
+// is refused, naming it; one of more than MaxJSONBytes or MaxRows is
+// refused with an error wrapping ErrTooLarge, before the rest is read.
+// The rows are decoded one at a time. A field WriteJSON would not have
+// written is a *FieldError naming the row and the field: one missing
+// (a number left out would read as 0), given twice, an unknown outcome,
+// reason, kind or cause, reversed interval ends, a negative count, a row
+// given twice; so is anything after the document.
 func ReadJSON(r io.Reader) (Doc, error) {
-	var d Doc
-	dec := json.NewDecoder(r)
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&d); err != nil {
-		return Doc{}, fmt.Errorf("report: reading JSON: %w", err)
+	lr := &io.LimitedReader{R: r, N: MaxJSONBytes + 1}
+	d, err := readJSON(json.NewDecoder(lr))
+	if lr.N <= 0 {
+		return Doc{}, fmt.Errorf("%w: more than %d bytes (report.MaxJSONBytes): not a report gapbench wrote", ErrTooLarge, MaxJSONBytes)
+	}
+	if err != nil {
+		return Doc{}, err
 	}
 	if d.Schema != Schema {
-		return Doc{}, fmt.Errorf("report: schema %q, want %q: read it with the gapbench version that wrote it", d.Schema, Schema)
+		return Doc{}, schemaError(d.Schema)
 	}
 	if d.Rows == nil {
 		return Doc{}, errors.New("report: no rows field")
 	}
 	return d, nil
+}
+
+func schemaError(s string) error {
+	return fmt.Errorf("report: schema %q, want %q: read it with the gapbench version that wrote it", s, Schema)
+}
+
+// readJSON decodes one document from dec: its fields, and its rows one
+// by one.
+func readJSON(dec *json.Decoder) (Doc, error) {
+	var d Doc
+	dec.DisallowUnknownFields()
+	wrap := func(err error) error { return fmt.Errorf("report: reading JSON: %w", err) }
+	delim := func(want json.Delim) error {
+		tok, err := dec.Token()
+		if err != nil {
+			return wrap(err)
+		}
+		if tok != want {
+			return wrap(fmt.Errorf("%v at offset %d, want %v", tok, dec.InputOffset(), want))
+		}
+		return nil
+	}
+	if err := delim('{'); err != nil {
+		return Doc{}, err
+	}
+	seen := map[string]bool{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return Doc{}, wrap(err)
+		}
+		key, _ := tok.(string)
+		if seen[key] {
+			return Doc{}, &FieldError{Field: key, Msg: "given twice"}
+		}
+		seen[key] = true
+		var dst any
+		switch key {
+		case "schema":
+			dst = &d.Schema
+		case "command":
+			dst = &d.Command
+		case "created":
+			dst = &d.Created
+		case "revisions":
+			dst = &d.Revisions
+		case "aa_check":
+			dst = &d.AACheck
+		case "rows":
+			if err := readRows(dec, &d); err != nil {
+				return Doc{}, err
+			}
+			continue
+		default:
+			return Doc{}, wrap(fmt.Errorf("json: unknown field %q", key))
+		}
+		if err := dec.Decode(dst); err != nil {
+			return Doc{}, wrap(err)
+		}
+		if key == "schema" && d.Schema != Schema { // before rows of a format not this one
+			return Doc{}, schemaError(d.Schema)
+		}
+	}
+	if err := delim('}'); err != nil {
+		return Doc{}, err
+	}
+	for _, k := range []string{"schema", "command", "created", "rows", "aa_check"} {
+		if !seen[k] {
+			return Doc{}, &FieldError{Field: k, Msg: "missing"}
+		}
+	}
+	if d.AACheck != CheckRan.String() && d.AACheck != CheckNotRun.String() && d.AACheck != NoCheck.String() {
+		return Doc{}, &FieldError{Field: "aa_check", Msg: fmt.Sprintf("%q: want %s, %s or %s", d.AACheck, CheckRan, CheckNotRun, NoCheck)}
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return Doc{}, &FieldError{Field: "(end)", Msg: fmt.Sprintf("more after the document, at byte %d: a file holds one report", dec.InputOffset())}
+	}
+	return d, nil
+}
+
+// readRows decodes the rows array into d.Rows, at most MaxRows.
+func readRows(dec *json.Decoder, d *Doc) error {
+	tok, err := dec.Token()
+	if err != nil {
+		return fmt.Errorf("report: reading JSON: %w", err)
+	}
+	if tok == nil {
+		return nil // "rows": null, refused as no rows
+	}
+	if tok != json.Delim('[') {
+		return fmt.Errorf("report: reading JSON: rows: %v, want an array", tok)
+	}
+	d.Rows = []JSONRow{}
+	rowType := reflect.TypeFor[JSONRow]()
+	first := map[rowKey]int{}
+	for dec.More() {
+		if len(d.Rows) == MaxRows {
+			return fmt.Errorf("%w: more than %d rows (report.MaxRows): not a report gapbench wrote", ErrTooLarge, MaxRows)
+		}
+		n := len(d.Rows) + 1
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return fmt.Errorf("report: reading JSON: row %d: %w", n, err)
+		}
+		var row JSONRow
+		rd := json.NewDecoder(bytes.NewReader(raw))
+		rd.DisallowUnknownFields()
+		if err := rd.Decode(&row); err != nil {
+			return fmt.Errorf("report: reading JSON: row %d: %w", n, err)
+		}
+		if m := requiredFields(rowType, raw, ""); m != "" {
+			return &FieldError{Row: n, Bench: row.Bench, Arm: row.Arm, Base: row.Base, Unit: row.Unit, Field: m, Msg: "missing (a number left out would read as 0, not as null's NaN)"}
+		}
+		if err := checkRow(n, &row); err != nil {
+			return err
+		}
+		k := rowKey{row.Bench, row.Pkg, row.Arm, row.Base, row.Unit, row.Kind}
+		if i, ok := first[k]; ok {
+			return &FieldError{Row: n, Bench: row.Bench, Arm: row.Arm, Base: row.Base, Unit: row.Unit, Field: "bench", Msg: fmt.Sprintf("the row of row %d again (same bench, pkg, arm, base, unit and kind)", i)}
+		}
+		first[k] = n
+		d.Rows = append(d.Rows, row)
+	}
+	_, err = dec.Token() // ']'
+	if err != nil {
+		return fmt.Errorf("report: reading JSON: %w", err)
+	}
+	return nil
 }
 
 // The enumerations a JSONRow's strings come from, for a reader that

@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -150,4 +151,99 @@ func TestJSONRevisions(t *testing.T) {
 	var b bytes.Buffer
 	require.NoError(t, WriteJSON(&b, "interleave", time.Now(), sampleRows(t)))
 	assert.NotContains(t, b.String(), "revisions")
+}
+
+// endlessRows is a report whose rows never end: the header, then row
+// again and again, each time with its "#" replaced by a new number;
+// read counts the bytes taken.
+type endlessRows struct {
+	head, row []byte
+	pending   []byte
+	n         int
+	read      int64
+}
+
+func (e *endlessRows) Read(p []byte) (int, error) {
+	if len(e.pending) == 0 {
+		e.n++
+		e.pending = bytes.ReplaceAll(e.row, []byte("#"), []byte(strconv.Itoa(e.n)))
+		if e.head != nil {
+			e.pending, e.head = e.head, nil
+		}
+	}
+	n := copy(p, e.pending)
+	e.pending = e.pending[n:]
+	e.read += int64(n)
+	return n, nil
+}
+
+// TestReadJSONBounded: a document of endless rows (10^6 rows took 2 GB)
+// is refused at MaxRows, naming the limit, before more than MaxJSONBytes
+// is read; so is one of endless bytes in a single field.
+func TestReadJSONBounded(t *testing.T) {
+	var a bytes.Buffer
+	require.NoError(t, WriteJSON(&a, "interleave", time.Now(), sampleRows(t)[2:]))
+	s := a.String()
+	i := strings.Index(s, `"rows": [`) + len(`"rows": [`)
+	row := strings.Replace(strings.TrimSpace(s[i:strings.LastIndex(s, "]")]), `"Broken"`, `"Broken#"`, 1)
+	r := &endlessRows{head: []byte(s[:i] + strings.ReplaceAll(row, "#", "0")), row: []byte("," + row)}
+	_, err := ReadJSON(r)
+	require.ErrorIs(t, err, ErrTooLarge)
+	assert.EqualError(t, err, "report: document too large: more than 50000 rows (report.MaxRows): not a report gapbench wrote")
+	assert.LessOrEqual(t, r.read, int64(MaxJSONBytes+1))
+
+	r = &endlessRows{head: []byte(`{"schema":"` + Schema + `","command":"`), row: []byte("xxxxxxxx")}
+	_, err = ReadJSON(r)
+	require.ErrorIs(t, err, ErrTooLarge)
+	assert.EqualError(t, err, "report: document too large: more than 67108864 bytes (report.MaxJSONBytes): not a report gapbench wrote")
+	assert.LessOrEqual(t, r.read, int64(MaxJSONBytes+1))
+}
+
+// TestReadJSONRefusesWhatWriteJSONNeverWrites: each change to a written
+// document (issue 39 item 8) is refused with an error naming the row and
+// the field; they were read as they came (a missing number as 0, a second
+// document ignored).
+func TestReadJSONRefusesWhatWriteJSONNeverWrites(t *testing.T) {
+	var a bytes.Buffer
+	require.NoError(t, WriteJSON(&a, "interleave", time.Date(2026, 12, 1, 20, 0, 0, 0, time.UTC), sampleRows(t)))
+	edit := func(f func(doc map[string]any, row map[string]any)) string {
+		var doc map[string]any
+		require.NoError(t, json.Unmarshal(a.Bytes(), &doc))
+		f(doc, doc["rows"].([]any)[0].(map[string]any))
+		b, err := json.Marshal(doc)
+		require.NoError(t, err)
+		return string(b)
+	}
+	for _, c := range []struct {
+		name, doc, want string
+	}{
+		{"unknown outcome", edit(func(_, r map[string]any) { r["outcome"] = "bogus" }),
+			`report: row 1 (Step-2 b/a sec/op), field outcome: "bogus": want one of undecided, faster, slower, equivalent`},
+		{"lo above hi", edit(func(_, r map[string]any) { r["lo"], r["hi"] = r["hi"], r["lo"] }),
+			`report: row 1 (Step-2 b/a sec/op), field lo: `},
+		{"negative rounds", edit(func(_, r map[string]any) { r["used"] = -3 }),
+			`report: row 1 (Step-2 b/a sec/op), field used: -3: a count of rounds is at least 0`},
+		{"every row twice", edit(func(d, _ map[string]any) { d["rows"] = append(d["rows"].([]any), d["rows"].([]any)...) }),
+			`report: row 4 (Step-2 b/a sec/op), field bench: the row of row 1 again (same bench, pkg, arm, base, unit and kind)`},
+		{"a missing number", edit(func(_, r map[string]any) { delete(r, "ratio") }),
+			`report: row 1 (Step-2 b/a sec/op), field ratio: missing (a number left out would read as 0, not as null's NaN)`},
+		{"a missing nested number", edit(func(_, r map[string]any) { delete(r["null"].(map[string]any), "lo") }),
+			`report: row 1 (Step-2 b/a sec/op), field null.lo: missing`},
+		{"a missing round number", edit(func(_, r map[string]any) { delete(r["rounds"].([]any)[2].(map[string]any), "b") }),
+			`report: row 1 (Step-2 b/a sec/op), field rounds[3].b: missing`},
+		{"an unknown cause", edit(func(_, r map[string]any) { r["rounds"].([]any)[0].(map[string]any)["cause"] = "gremlins" }),
+			`report: row 1 (Step-2 b/a sec/op), field rounds[1].cause: "gremlins": want one of missing, non-positive, contended, extreme, or none`},
+		{"a missing document field", edit(func(d, _ map[string]any) { delete(d, "aa_check") }),
+			`report: field aa_check: missing`},
+		{"a second document", a.String() + a.String(), `report: field (end): more after the document, at byte `},
+	} {
+		_, err := ReadJSON(strings.NewReader(c.doc))
+		require.Error(t, err, c.name)
+		assert.Contains(t, err.Error(), c.want, c.name)
+		var fe *FieldError
+		assert.ErrorAs(t, err, &fe, c.name)
+	}
+	// The written document itself is read, and so is one of sorted keys.
+	_, err := ReadJSON(strings.NewReader(edit(func(_, _ map[string]any) {})))
+	assert.NoError(t, err)
 }

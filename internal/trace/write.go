@@ -60,39 +60,49 @@ func Write(w io.Writer, t *Trace) error {
 	// at most 20 bytes each plus commas.
 	buf := make([]byte, 0, ChunkLen*21+64)
 	for first := 0; first < len(t.Latency); first += ChunkLen {
-		end := min(first+ChunkLen, len(t.Latency))
-		buf = append(buf[:0], `{"kind":"samples","first":`...)
-		buf = strconv.AppendInt(buf, int64(first), 10)
-		if _, err := bw.Write(buf); err != nil {
-			return err
-		}
-		cols := []struct {
-			name string
-			v    []int64
-		}{{"latency_ns", t.Latency}, {"gap_ns", t.Gap}, {"requested_ns", t.Requested}}
-		for _, c := range cols {
-			if c.v == nil {
-				continue
-			}
-			buf = append(buf[:0], `,"`...)
-			buf = append(buf, c.name...)
-			buf = append(buf, `":[`...)
-			for i, x := range c.v[first:end] {
-				if i > 0 {
-					buf = append(buf, ',')
-				}
-				buf = strconv.AppendInt(buf, x, 10)
-			}
-			buf = append(buf, ']')
-			if _, err := bw.Write(buf); err != nil {
-				return err
-			}
-		}
-		if _, err := bw.WriteString("}\n"); err != nil {
+		var err error
+		if buf, err = writeChunk(bw, buf, t, first); err != nil {
 			return err
 		}
 	}
 	return bw.Flush()
+}
+
+// writeChunk writes the samples line of t's chunk that starts at first,
+// formatting each column in buf (returned for the next chunk; it grows
+// only when a column does not fit). It allocates nothing when buf has
+// room: Write streams.
+func writeChunk(bw *bufio.Writer, buf []byte, t *Trace, first int) ([]byte, error) {
+	end := min(first+ChunkLen, len(t.Latency))
+	buf = append(buf[:0], `{"kind":"samples","first":`...)
+	buf = strconv.AppendInt(buf, int64(first), 10)
+	if _, err := bw.Write(buf); err != nil {
+		return buf, err
+	}
+	cols := [...]struct {
+		name string
+		v    []int64
+	}{{"latency_ns", t.Latency}, {"gap_ns", t.Gap}, {"requested_ns", t.Requested}}
+	for _, c := range cols {
+		if c.v == nil {
+			continue
+		}
+		buf = append(buf[:0], `,"`...)
+		buf = append(buf, c.name...)
+		buf = append(buf, `":[`...)
+		for i, x := range c.v[first:end] {
+			if i > 0 {
+				buf = append(buf, ',')
+			}
+			buf = strconv.AppendInt(buf, x, 10)
+		}
+		buf = append(buf, ']')
+		if _, err := bw.Write(buf); err != nil {
+			return buf, err
+		}
+	}
+	_, err := bw.WriteString("}\n")
+	return buf, err
 }
 
 // writeJSONLine writes v as one line of JSON.
