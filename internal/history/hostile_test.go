@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"math"
 	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -107,7 +108,7 @@ func TestDetectStopsWhenCancelled(t *testing.T) {
 // file; nothing is stored.
 func TestAddRefusesOptionLikeCommit(t *testing.T) {
 	ctx := context.Background()
-	s, err := Open(ctx, ":memory:")
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "h.db"))
 	require.NoError(t, err)
 	defer s.Close()
 	f, err := ParseFile("b.txt", []byte("commit: --upload-pack=touch x\ncommit-date: 2026-11-01T00:00:00Z\nBenchmarkStep-2 100 1000 ns/op\n"))
