@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/gapbench/gapbench/decodegap/internal/gap"
+	"github.com/gapbench/gapbench/decodegap/ort"
 )
 
 // burnSink keeps burn's result alive.
@@ -144,6 +145,10 @@ var shapes = []shape{
 	{"background", background},
 }
 
+// groundWarmup is the steps groundTruth runs before it measures (the
+// harness's figures describe the steady window, after its own warm-up).
+var groundWarmup = 20
+
 // groundTruth opens o and returns its CPU time per step over n steps in
 // a plain loop with no harness (no record, no snapshot, the goroutine not
 // locked while it steps), with gaps of g between the steps when g.Mean >
@@ -178,7 +183,7 @@ func groundTruth(t *testing.T, o Opener, n int, g Gap) float64 {
 		}
 		require.NoError(t, step())
 	}
-	for range 20 {
+	for range groundWarmup {
 		run()
 	}
 	waits = 0
@@ -472,4 +477,45 @@ func BenchmarkTurnResidual(b *testing.B) {
 	}
 	b.ReportMetric(math.Exp(logs[0]/float64(n)), "inline-turns/whole")
 	b.ReportMetric(math.Exp(logs[1]/float64(n)), "background-turns/whole")
+}
+
+// ONNX Runtime at two intra-op threads, its pool spinning and not: the
+// pool the session's open starts does part of every step and spins after
+// it, and all of that is the step's cost, within 10% of the plain loop's
+// (medians of turns, as for the shapes above).
+func TestCPUOfONNXRuntimeAtIntra2(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs ONNX Runtime: about 4 s")
+	}
+	ort.Require(t)
+	// A session's steps get cheaper over its first hundred or so; the
+	// harness reports its steady window, so both warm up that long.
+	defer func(w int) { groundWarmup = w }(groundWarmup)
+	groundWarmup = 200
+	g := Gap{Mean: 500 * time.Microsecond}
+	cfg := CompareConfig{Gap: g, Warmup: 200, Window: 20}
+	s := cfg.settings()
+	for _, spin := range []ort.Spinning{ort.SpinOn, ort.SpinOff} {
+		open := func() (Step, func() error, error) {
+			v, err := ort.OpenVAD(ort.VADConfig{Options: ort.Options{IntraOpThreads: 2, Spinning: spin}})
+			if err != nil {
+				return nil, nil, err
+			}
+			return v.Step, v.Close, nil
+		}
+		var truth, got []float64
+		for range 3 {
+			truth = append(truth, groundTruth(t, open, 150, g))
+			c := measureShape(t, s, 150, open)
+			v, ok := c.stepCPUNs()
+			require.True(t, ok, "cpu-ns/op unavailable: %v", c.cost.Why)
+			got = append(got, v)
+		}
+		truth = append(truth, groundTruth(t, open, 150, g))
+		slices.Sort(truth)
+		slices.Sort(got)
+		h, p := got[1], (truth[1]+truth[2])/2
+		t.Logf("spinning %v: cpu-ns/op %.0f (%.0f), the plain loop %.0f (%.0f)", spin, h, got, p, truth)
+		assert.InEpsilon(t, p, h, 0.10, "spinning %v: cpu-ns/op's median %.0f, the plain loop's %.0f", spin, h, p)
+	}
 }
