@@ -37,6 +37,11 @@ type census struct {
 	// missing from total).
 	total  uint64
 	exited int
+	// harnessNs is the part of the span's CPU that was the harness's own
+	// (cpucost: the gaps, the snapshots, the bookkeeping), which cpu-ns/op
+	// leaves out; 0 when not known (a sliced round's span holds other
+	// arms' turns).
+	harnessNs float64
 }
 
 // threadGroup is the threads of one name created in one phase.
@@ -132,7 +137,7 @@ func (c *census) lines() []string {
 	}
 	head := fmt.Sprintf("threads: %d at the end (%s)", c.threads(), strings.Join(parts, ", "))
 	if c.exited > 0 {
-		head += fmt.Sprintf("; %d exited during the counter span (their CPU is in cpu/wall but not below)", c.exited)
+		head += fmt.Sprintf("; %d exited during the counter span (their CPU is in cpu-ns/op and cpu/wall but not below)", c.exited)
 	}
 	if c.total == 0 {
 		return []string{head + "; CPU by thread: no thread ran in the counter span (a true zero only if the span held no steps: check cpu/wall)"}
@@ -147,6 +152,9 @@ func (c *census) lines() []string {
 			g.threads, plural(g.threads, "thread", "threads"), phaseNames[g.phase], g.name))
 	}
 	s := head + "; CPU by thread over the counter span: " + strings.Join(where, "; ")
+	if c.harnessNs > 0 {
+		s += fmt.Sprintf(" (%.0f%% of it the harness's, on the loop thread: left out of cpu-ns/op)", 100*min(c.harnessNs/float64(c.total), 1))
+	}
 	if n := sumValues(c.idle); n > 0 {
 		s += fmt.Sprintf("; idle (no CPU in the span): %d %s (%s)", n, plural(n, "thread", "threads"), countsByName(c.idle))
 	}

@@ -30,8 +30,11 @@ func TestCensusAttributesCPUToThePhaseThatCreatedTheThreads(t *testing.T) {
 	assert.Equal(t, 1, c.exited)
 	ls := c.lines()
 	require.Len(t, ls, 1)
-	assert.Equal(t, "threads: 6 at the end (3 from before Run, 2 created at setup/open, 1 created while recorded); 1 exited during the counter span (their CPU is in cpu/wall but not below); "+
+	assert.Equal(t, "threads: 6 at the end (3 from before Run, 2 created at setup/open, 1 created while recorded); 1 exited during the counter span (their CPU is in cpu-ns/op and cpu/wall but not below); "+
 		"CPU by thread over the counter span: 92% in 2 threads created at setup/open (vad.test); 8% in 1 thread from before Run (vad.test); idle (no CPU in the span): 3 threads (late, vad.test ×2)", ls[0])
+	c.harnessNs = 5000
+	assert.Contains(t, c.lines()[0], "CPU by thread over the counter span: 92% in 2 threads created at setup/open (vad.test); 8% in 1 thread from before Run (vad.test) (5% of it the harness's, on the loop thread: left out of cpu-ns/op)",
+		"the census says how much of its total cpu-ns/op leaves out")
 }
 
 func TestCensusNoCPUAndUnavailable(t *testing.T) {

@@ -299,6 +299,9 @@ func (r *runner) hostSpan(res *result) {
 	res.host.span, res.host.ok = hostmon.Between(first.host, last.host), true
 	res.host.verdict = res.host.span.Screen(r.s.screen.Thresholds)
 	res.census = takeCensus(r.censusPhases(), first.host.Tasks(), last.host.Tasks())
+	if !r.sliced {
+		res.census.harnessNs = res.proc.cost.Harness
+	}
 }
 
 // summarize returns the mean and the 50th, 90th and 99th percentiles of xs

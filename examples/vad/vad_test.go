@@ -121,7 +121,7 @@ func TestBenchScriptRunsTheComparisonAndPrintsTheVerdicts(t *testing.T) {
 	}
 	for _, spin := range []string{"on", "off"} {
 		assert.Regexp(t, `  spin=`+spin+`-\d+: step: mean \S+, p50 `, census)
-		assert.Regexp(t, `  spin=`+spin+`-\d+: process: cpu/wall \d`, census)
+		assert.Regexp(t, `  spin=`+spin+`-\d+: process: cpu \S+/op \(user \S+, sys \S+; cpu/wall \d`, census)
 		// Two intra-op threads: the caller and one pool thread, which
 		// Config.Open created after Run listed the threads.
 		// The census is one line or two, depending on how many lines the

@@ -615,3 +615,43 @@ func TestWaitsFollowTheGoroutineToAnotherThread(t *testing.T) {
 		t.Errorf("Moved() = %d, want 1", got[1])
 	}
 }
+
+// A sleep that keeps its P (GOMAXPROCS ≥ 2) still lets a stop-the-world
+// through: the runtime's signal ends the raw call and the rest of the
+// sleep goes through the runtime's own. Without that a GC would wait for
+// the gap's end.
+func TestRawSleepLetsTheGCStopTheWorld(t *testing.T) {
+	if runtime.GOMAXPROCS(0) < 2 {
+		t.Skip("the raw sleep needs GOMAXPROCS >= 2")
+	}
+	const sleep = 400 * time.Millisecond
+	started, done := make(chan struct{}), make(chan struct{})
+	var raw bool
+	go func() {
+		defer close(done)
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		w := NewWaiter(Spec{Kind: Sleep, Mean: sleep})
+		if err := w.Begin(); err != nil {
+			t.Error(err)
+			close(started)
+			return
+		}
+		defer w.End()
+		raw = w.raw
+		close(started)
+		w.WaitUntil(Now() + int64(sleep))
+	}()
+	<-started
+	time.Sleep(20 * time.Millisecond) // into the sleep
+	t0 := time.Now()
+	runtime.GC()
+	took := time.Since(t0)
+	<-done
+	if !raw {
+		t.Fatal("GOMAXPROCS >= 2 and the sleep went through the runtime's call")
+	}
+	if took > sleep/2 {
+		t.Errorf("runtime.GC took %v beside a sleep of %v: it waited for the sleep", took, sleep)
+	}
+}
