@@ -81,10 +81,12 @@ var stream = sync.OnceValues(func() ([]byte, error) {
 
 // Open returns an Opener of a decoder of the given concurrency
 // (kzstd.WithDecoderConcurrency; 1 decodes on the calling goroutine): each
-// step resets it on a bytes.Reader of Stream (a reader the decoder cannot
-// take whole, so it decodes it as a stream, asynchronously above 1) and
-// reads all StreamSize bytes with io.ReadFull. The close closes the
-// decoder.
+// step resets it on a new bytes.Reader of Stream (a reader the decoder
+// cannot take whole, so it decodes it as a stream, asynchronously above 1)
+// and reads all StreamSize bytes with io.ReadFull. The reader is new every
+// step because the previous stream's goroutines may still be reading
+// theirs (the end of the last frame) until Reset has stopped them. The
+// close closes the decoder.
 func Open(concurrency int) decodegap.Opener {
 	return func() (decodegap.Step, func() error, error) {
 		src, err := Stream()
@@ -95,11 +97,9 @@ func Open(concurrency int) decodegap.Opener {
 		if err != nil {
 			return nil, nil, fmt.Errorf("zstd: a decoder at concurrency %d: %w", concurrency, err)
 		}
-		br := bytes.NewReader(src)
 		out := make([]byte, StreamSize)
 		return func() error {
-				br.Reset(src)
-				if err := dec.Reset(br); err != nil {
+				if err := dec.Reset(bytes.NewReader(src)); err != nil {
 					return fmt.Errorf("zstd: Reset: %w", err)
 				}
 				if _, err := io.ReadFull(dec, out); err != nil {
