@@ -38,8 +38,9 @@ type Truth struct {
 }
 
 // GroundTruth opens an instance with open, runs n steps of it back to back
-// in a plain loop on the calling goroutine locked to its OS thread (as
-// decodegap runs a step), with no counters or harness, and returns what the
+// in a plain loop on the calling goroutine, not locked to its OS thread
+// (as decodegap runs a step, and as a caller outside any harness does),
+// with no counters or harness, and returns what the
 // process's CPU time and the wall clock advanced per step: all the CPU the
 // step costs the process, on whatever thread it was spent. It first
 // collects the heap (runtime.GC), so that earlier work's garbage is not
@@ -78,8 +79,6 @@ func GroundTruthGap(open decodegap.Opener, n int, gap time.Duration) (Truth, err
 	if gap < 0 {
 		return Truth{}, fmt.Errorf("%s: gap = %v: want >= 0", fn, gap)
 	}
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
 	runtime.GC()
 	step, closeFn, err := open()
 	if err != nil {
@@ -158,6 +157,11 @@ func runLoop(step decodegap.Step, n int, gap time.Duration) (Truth, error) {
 // with the time that remained, and returns the calling thread's CPU time
 // between its clock reads before and after, ns.
 func sleepRaw(d time.Duration) (int64, error) {
+	// Locked for the sleep and its two clock reads only: the step runs on
+	// a goroutine as a caller's does outside any harness (a locked caller
+	// makes every wait of a step on its goroutines a hand-off of the P).
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	c0, err := threadCPU()
 	if err != nil {
 		return 0, err
