@@ -2,6 +2,7 @@ package decodegap
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -346,4 +347,21 @@ func TestShortSteadyWindowGivesTheBenchtime(t *testing.T) {
 	res = recorded(lat[800:]).analyzeSingle()
 	assert.Zero(t, res.rerunN)
 	assert.NotContains(t, res.steadyLine("RunConfig"), "less than half")
+}
+
+// cpu-ns/op is never partial in silence: an unreadable part leaves the
+// unit out of the result line and the process line says which part.
+func TestCPUUnavailableSaysWhichPart(t *testing.T) {
+	for why, words := range map[cpucost.Reason]string{
+		cpucost.NoThreadList: "process: cpu-ns/op unavailable: in turns (CompareConfig.Slice) the other arms' threads are left out by their own clocks in /proc/self/task, which could not be read; set CompareConfig.Slice to decodegap.SliceWhole for whole blocks",
+		cpucost.Negative:     "process: cpu-ns/op unavailable: the harness's own CPU time (gaps, snapshots) read more than the process spent: a CPU clock on this host is wrong",
+		cpucost.NoSteps:      "process: cpu-ns/op unavailable: the counter span holds no recorded step",
+	} {
+		rep := steadyReport()
+		rep.proc.cost = cpucost.Cost{Steps: 2000, Why: why, Loop: math.NaN()}
+		assert.Contains(t, rep.counterLine("RunConfig"), words)
+		for _, m := range rep.metrics() {
+			assert.NotContains(t, []string{"cpu-ns/op", "user-ns/op", "sys-ns/op", "cpu/wall", "thread-cpu-%"}, m.unit, "%v: no figure, never a part of one", why)
+		}
+	}
 }
