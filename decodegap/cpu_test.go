@@ -1,6 +1,7 @@
 package decodegap
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"runtime"
@@ -526,5 +527,31 @@ func TestCPUOfONNXRuntimeAtIntra2(t *testing.T) {
 		// to its order of size, and the pool's share to being counted above.
 		// docs/cpu-definition.md has the real-host trials.
 		assert.True(t, h > p/1.6 && h < p*1.6, "spinning %v: cpu-ns/op's median %.0f, the plain loop's %.0f", spin, h, p)
+	}
+}
+
+// A step that unlocks its goroutine from its thread, or locks it, without
+// the matching call does not break the loop: the steps run unlocked
+// (timeStep), so an extra UnlockOSThread is a no-op, and the gaps follow
+// the goroutine to whatever thread it comes back on (issue 39: it was a
+// raw panic from internal/gap, "Waiter.End on thread X, Begin was on
+// thread Y").
+func TestUnbalancedThreadLockInAStep(t *testing.T) {
+	for name, step := range map[string]func(){
+		"unlock": runtime.UnlockOSThread,
+		"lock":   runtime.LockOSThread,
+	} {
+		t.Run(name, func(t *testing.T) {
+			done := make(chan error, 1)
+			go func() { // its own goroutine: a locked one ends with its thread
+				res, err := Measure(context.Background(), RunConfig{Gap: Gap{Mean: 50 * time.Microsecond}, Window: 8}, 64,
+					Func(func() error { step(); burn(1000); return nil }))
+				if err == nil && res.N != 64 {
+					err = fmt.Errorf("N = %d", res.N)
+				}
+				done <- err
+			}()
+			require.NoError(t, <-done)
+		})
 	}
 }
