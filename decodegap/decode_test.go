@@ -53,7 +53,9 @@ func BenchmarkDecodeChild(b *testing.B) {
 	case "decode-default":
 		RunDecode(b, cfg, Decode{Open: open(0), Tokens: 16})
 	case "decode-fail":
-		RunDecode(b, cfg, Decode{Open: open(20), Tokens: 16})
+		// The warm-up is one whole generation (Warmup 3 of 16 tokens,
+		// rounded up): 16 calls, 16 more in generation 1, the 33rd fails.
+		RunDecode(b, cfg, Decode{Open: open(33), Tokens: 16})
 	default:
 		b.Skip("run by TestRunDecode* in a child process")
 	}
@@ -91,10 +93,11 @@ func TestRunDecodeReportsEachDepthBucket(t *testing.T) {
 		v, ok := r.Value("tokens")
 		assert.True(t, ok)
 		assert.Equal(t, n, v, part)
-		for _, unit := range []string{"sec/op", "p50-sec/op", "p90-sec/op", "tok/s", "gap-sec/op"} {
+		for _, unit := range []string{"sec/op", "p50-sec/op", "p90-sec/op", "tok/s", "gap-sec/op", "gap-p50-sec/op", "cpu-sec/op"} {
 			_, ok := r.Value(unit)
 			assert.True(t, ok, "%s has %s", part, unit)
 		}
+		assert.Equal(t, "process-less-harness (turns: less the other arms' open threads)", r.GetConfig("cpu-scope"), "the one CPU definition, said")
 		assert.Equal(t, "mean=10µs kind=busy shape=constant", r.GetConfig("gap"))
 		assert.Contains(t, r.GetConfig("decode"), "prefill=4 tokens=16")
 	}
@@ -161,5 +164,13 @@ func TestRunWritesGapConfigLine(t *testing.T) {
 	assert.Equal(t, 1, strings.Count(out, "gap: mean="), "written once, on the first call:\n%s", out)
 	for _, r := range decodeResults(t, out) {
 		assert.Equal(t, "mean=20µs kind=busy shape=constant", r.GetConfig("gap"))
+	}
+}
+
+func TestWarmGenerationsCoverEveryDepth(t *testing.T) {
+	for _, c := range []struct{ warm, tokens, want int }{
+		{0, 64, 0}, {-1, 64, 0}, {1, 64, 1}, {32, 64, 1}, {64, 64, 1}, {65, 64, 2}, {960, 64, 15},
+	} {
+		assert.Equal(t, c.want, warmGenerations(c.warm, c.tokens), "Warmup %d, %d tokens a generation", c.warm, c.tokens)
 	}
 }

@@ -218,3 +218,52 @@ func BenchmarkDecodeAgainstHandLoop(b *testing.B) {
 		b.ReportMetric(hand[k], fmt.Sprintf("hand-p50-ns@ctx=%d", lo))
 	}
 }
+
+// BenchmarkDecodeWarmup compares RunDecode's per-token p50 by depth bucket
+// at the ort command's default warm-up (32 tokens) with a warm-up 30 times
+// longer, on decodegap/ort/testdata/decoder_merged.onnx (prefill 16, 64
+// tokens a generation, 2 generations measured, a 200 µs gap), the two in
+// turns, 4 of each an iteration: it reports each bucket's median over
+// rounds of p50(32)/p50(960) (b0/warm … b3/warm).
+//
+//	go test -run '^$' -bench DecodeWarmup -benchtime 1x ./decodegap/
+func BenchmarkDecodeWarmup(b *testing.B) {
+	ort.RequireLibrary(b)
+	const prefill, tokens = 16, 64
+	bounds := []int{16, 32, 48, 64}
+	dc := ort.DecoderConfig{Model: ort.ModelConfig{Path: filepath.Join("ort", "testdata", "decoder_merged.onnx"), Options: ort.Options{IntraOpThreads: 1}, Dims: map[string]int64{"batch": 1}},
+		Prefill: prefill, MaxContext: prefill + tokens}
+	open := func() (Decoder, func() error, error) {
+		d, err := ort.OpenDecoder(dc)
+		if err != nil {
+			return nil, nil, err
+		}
+		return d, d.Close, nil
+	}
+	p50s := func(warm int) []float64 {
+		cfg := RunConfig{Gap: Gap{Mean: 200 * time.Microsecond}, Warmup: warm}
+		d := Decode{Open: open, Tokens: tokens, Buckets: bounds, Generations: 2}
+		run, err := measureDecode(&cfg, &d, 0)
+		require.NoError(b, err)
+		return bucketP50s(run.lat, run.depth, bounds)
+	}
+	ratios := make([][]float64, len(bounds))
+	for b.Loop() {
+		for r := range 4 {
+			var short, long []float64
+			if r%2 == 0 {
+				short, long = p50s(32), p50s(960)
+			} else {
+				long, short = p50s(960), p50s(32)
+			}
+			for k := range bounds {
+				ratios[k] = append(ratios[k], short[k]/long[k])
+			}
+		}
+	}
+	for k := range bounds {
+		s := slices.Clone(ratios[k])
+		slices.Sort(s)
+		b.ReportMetric(s[len(s)/2], fmt.Sprintf("b%d/warm", k))
+	}
+}
