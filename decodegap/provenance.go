@@ -82,7 +82,7 @@ func GapSpec(g Gap) string {
 
 // writeGapConfig writes the gap: configuration line of g, and the
 // cpu-scope: line, what cpu-ns/op counts in every block of the file
-// (step-threads or loop-thread, see cpuScope).
+// (cpuScopeLine: the one definition, internal/cpucost).
 func writeGapConfig(g Gap) {
 	configLine("gap", GapSpec(g))
 	configLine("cpu-scope", cpuScopeLine)

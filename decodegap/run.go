@@ -192,8 +192,9 @@ type runner struct {
 	phases phaseReadings
 	host   *hostRun
 	// openTIDs are the threads the step's open created (read before and
-	// after it, sorted); cpu-ns/op counts them with the loop thread
-	// (cpuScope). Nil when the thread lists could not be read.
+	// after it, sorted): in a sliced round cpu-ns/op counts them between
+	// the arm's turns and leaves them out of the other arms'. Nil when the
+	// thread lists could not be read.
 	openTIDs []int
 	// spec is the gap spec the sequence was drawn from; wallStart and
 	// loopStartNs are when the timed loop started, for the trace.
