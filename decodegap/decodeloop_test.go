@@ -129,6 +129,20 @@ func bucketP50s(lat []int64, depth []int32, bounds []int) []float64 {
 	return p
 }
 
+// openDecoder opens ort.Decoder on model at one intra-op thread and batch
+// 1, for prefill and tokens a generation.
+func openDecoder(model string, prefill, tokens int) DecoderOpener {
+	dc := ort.DecoderConfig{Model: ort.ModelConfig{Path: model, Options: ort.Options{IntraOpThreads: 1}, Dims: map[string]int64{"batch": 1}},
+		Prefill: prefill, MaxContext: prefill + tokens}
+	return func() (Decoder, func() error, error) {
+		d, err := ort.OpenDecoder(dc)
+		if err != nil {
+			return nil, nil, err
+		}
+		return d, d.Close, nil
+	}
+}
+
 // decodeAgainstHand runs rounds of one generation each way, RunDecode's
 // measurement (measureDecode on ort.Decoder) and the by-hand loop,
 // alternating which goes first. Per bucket it returns the p50 of every
@@ -136,15 +150,7 @@ func bucketP50s(lat []int64, depth []int32, bounds []int) []float64 {
 // rounds of each round's ratio (roundRatio), with both pooled p50s.
 func decodeAgainstHand(tb testing.TB, prefill, tokens, rounds int, gapMean time.Duration, bounds []int) (ratio, roundRatio, harness, hand []float64) {
 	tb.Helper()
-	dc := ort.DecoderConfig{Model: ort.ModelConfig{Path: kvModel, Options: ort.Options{IntraOpThreads: 1}, Dims: map[string]int64{"batch": 1}},
-		Prefill: prefill, MaxContext: prefill + tokens}
-	open := func() (Decoder, func() error, error) {
-		d, err := ort.OpenDecoder(dc)
-		if err != nil {
-			return nil, nil, err
-		}
-		return d, d.Close, nil
-	}
+	open := openDecoder(kvModel, prefill, tokens)
 	var hLat, gLat []int64
 	var hDepth, gDepth []int32
 	perRound := make([][]float64, len(bounds))
@@ -231,15 +237,7 @@ func BenchmarkDecodeWarmup(b *testing.B) {
 	ort.RequireLibrary(b)
 	const prefill, tokens = 16, 64
 	bounds := []int{16, 32, 48, 64}
-	dc := ort.DecoderConfig{Model: ort.ModelConfig{Path: filepath.Join("ort", "testdata", "decoder_merged.onnx"), Options: ort.Options{IntraOpThreads: 1}, Dims: map[string]int64{"batch": 1}},
-		Prefill: prefill, MaxContext: prefill + tokens}
-	open := func() (Decoder, func() error, error) {
-		d, err := ort.OpenDecoder(dc)
-		if err != nil {
-			return nil, nil, err
-		}
-		return d, d.Close, nil
-	}
+	open := openDecoder(filepath.Join("ort", "testdata", "decoder_merged.onnx"), prefill, tokens)
 	p50s := func(warm int) []float64 {
 		cfg := RunConfig{Gap: Gap{Mean: 200 * time.Microsecond}, Warmup: warm}
 		d := Decode{Open: open, Tokens: tokens, Buckets: bounds, Generations: 2}
