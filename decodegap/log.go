@@ -3,6 +3,7 @@ package decodegap
 import (
 	"fmt"
 	"github.com/gapbench/gapbench/decodegap/internal/cpucost"
+	"github.com/gapbench/gapbench/decodegap/internal/modes"
 	"io"
 	"math"
 	"strconv"
@@ -61,8 +62,8 @@ func (res *result) logLines(s *settings) []string {
 		ls = append(ls, fmt.Sprintf("round %d of %d at GOMAXPROCS %d (decodegap.Compare: the order and the verdicts follow the last arm's lines)", res.round, res.rounds, res.procs))
 	}
 	ls = append(ls, res.steadyLine(s.typ))
-	ls = append(ls, fmt.Sprintf("step: mean %s, p50 %s, %s over %d iterations%s%s%s",
-		fmtNs(res.lat.mean), fmtNs(res.lat.p50), res.tails.words(res.lat), res.n-res.from, res.strideNote(), res.outlierNote(), res.stallNote(s.typ)))
+	ls = append(ls, fmt.Sprintf("step: mean %s, p50 %s, %s over %d iterations%s%s%s%s",
+		fmtNs(res.lat.mean), fmtNs(res.lat.p50), res.tails.words(res.lat), res.n-res.from, res.strideNote(), res.modesNote(), res.outlierNote(), res.stallNote(s.typ)))
 	if res.open.on {
 		ls = append(ls, res.open.line())
 	}
@@ -169,6 +170,14 @@ func (res *result) steadyLine(typ string) string {
 }
 
 // outlierNote mentions outliers, and says when they dominate the mean.
+// modesNote says when the steps have two or more modes, "" otherwise.
+func (res *result) modesNote() string {
+	if !(res.mvalue >= modes.Multimodal) {
+		return ""
+	}
+	return fmt.Sprintf("; two or more modes (mvalue %.2f, ≥ %.1f): the mean and the median can sit between them, p90 and max-ns/op show the upper one", res.mvalue, modes.Multimodal)
+}
+
 func (res *result) outlierNote() string {
 	o := res.out
 	if o.count == 0 {

@@ -1,11 +1,13 @@
 package decodegap
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -13,6 +15,7 @@ import (
 	"golang.org/x/perf/benchunit"
 
 	"github.com/gapbench/gapbench/decodegap/internal/cpucost"
+	"github.com/gapbench/gapbench/decodegap/internal/modes"
 	"github.com/gapbench/gapbench/decodegap/internal/steady"
 	"github.com/gapbench/gapbench/hostmon"
 )
@@ -363,5 +366,45 @@ func TestCPUUnavailableSaysWhichPart(t *testing.T) {
 		for _, m := range rep.metrics() {
 			assert.NotContains(t, []string{"cpu-ns/op", "user-ns/op", "sys-ns/op", "cpu/wall", "thread-cpu-%"}, m.unit, "%v: no figure, never a part of one", why)
 		}
+	}
+}
+
+// A step with two modes is said to have them, in the metric and the log;
+// one with one mode is not.
+func TestModesAreSaid(t *testing.T) {
+	for name, c := range map[string]struct {
+		slow  time.Duration
+		multi bool
+	}{"one mode": {20 * time.Microsecond, false}, "two modes": {45 * time.Microsecond, true}} {
+		t.Run(name, func(t *testing.T) {
+			i := 0
+			step := func() error { // every other step is slow, in a fixed pattern
+				i++
+				d := 20 * time.Microsecond
+				if (i*7)%10 < 5 {
+					d = c.slow
+				}
+				return spinFor(d)()
+			}
+			s := (&RunConfig{Window: 50}).settings()
+			res, done, err := measure(context.Background(), s, 1000, Func(step), &singleMode{}, nil, "")
+			require.NoError(t, err)
+			defer done()
+			v, ok := 0.0, false
+			for _, m := range res.metrics() {
+				if m.unit == "mvalue" {
+					v, ok = m.value, true
+				}
+			}
+			require.True(t, ok, "mvalue reported")
+			log := strings.Join(res.logLines(s), "\n")
+			if c.multi {
+				assert.GreaterOrEqual(t, v, modes.Multimodal)
+				assert.Contains(t, log, "; two or more modes (mvalue ")
+			} else {
+				assert.Less(t, v, modes.Multimodal)
+				assert.NotContains(t, log, "two or more modes")
+			}
+		})
 	}
 }

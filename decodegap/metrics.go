@@ -124,6 +124,9 @@ var metricTable = []metricDef{
 	{"max-ns/op", "the longest single step anywhere in the run, warm-up and transient included (the log names a stall of 10× the median or more that the window leaves out)", func(r *result) (float64, bool) {
 		return r.stall.maxNs, r.stall.phase != StallNone
 	}},
+	{"mvalue", "the steps' modality over the reported window (BenchmarkDotNet's mvalue): about 2 for one mode, 3.2 or more for two or more, when the log says so; left out under 30 steps", func(r *result) (float64, bool) {
+		return r.mvalue, !math.IsNaN(r.mvalue)
+	}},
 	{"outlier-%", "share of the steps' total time (so of ns/op) made by steps at least 10× the median", always(func(r *result) float64 { return 100 * r.out.share })},
 	{"gap-req-ns/op", "mean requested gap", always(func(r *result) float64 { return r.gap.req })},
 	{"gap-ns/op", "mean achieved gap: end of one step to start of the next", always(func(r *result) float64 { return r.gap.mean })},

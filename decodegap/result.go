@@ -6,6 +6,7 @@ import (
 
 	"github.com/gapbench/gapbench/decodegap/internal/cpucost"
 	"github.com/gapbench/gapbench/decodegap/internal/mem"
+	"github.com/gapbench/gapbench/decodegap/internal/modes"
 	"github.com/gapbench/gapbench/decodegap/internal/radix"
 	"github.com/gapbench/gapbench/decodegap/internal/steady"
 	"github.com/gapbench/gapbench/hostmon"
@@ -30,6 +31,10 @@ type result struct {
 	rerunN int
 
 	lat latency // step latency over the reported samples (ns)
+	// mvalue is the reported samples' modality (internal/modes): about 2
+	// for one mode, modes.Multimodal or more for two or more; NaN for too
+	// few samples.
+	mvalue float64
 	// tails bounds lat's p90, p99 and p99.9 (distribution-free, 95%); a
 	// percentile too far in the tail for the steps recorded is not Known.
 	tails tails
@@ -223,6 +228,7 @@ func (r *runner) loopNs() int64 {
 func (r *runner) fill(res *result, lat, gaps []int64, spanFrom int) {
 	sorted := sortInto(r.rec.scratch, lat) // the detector's memory, free again
 	res.lat = summarizeSorted(sorted)
+	res.mvalue = modes.MValue(sorted)
 	res.tails = tailsOfSorted(sorted)
 	res.slo = r.s.judgeSLO(lat, "step latency")
 	res.out = findOutliers(lat, res.lat.p50)

@@ -5,12 +5,14 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
 	"golang.org/x/perf/benchfmt"
 
+	"github.com/gapbench/gapbench/decodegap/internal/modes"
 	"github.com/gapbench/gapbench/internal/judge"
 	"github.com/gapbench/gapbench/internal/report"
 	"github.com/gapbench/gapbench/internal/verdicttext"
@@ -165,6 +167,32 @@ func (c *comparison) summary() *compareSummary {
 			lines = append(lines, fmt.Sprintf("verdicts: %v", err))
 		}
 		lines = append(lines, strings.Split(strings.TrimSuffix(t.String(), "\n"), "\n")...)
+		for a, arm := range c.arms {
+			if l := c.modesLine(pi, a, arm.Name); l != "" {
+				lines = append(lines, l)
+			}
+		}
 	}
 	return &compareSummary{lines: lines}
+}
+
+// modesLine says when most of arm a's blocks at setting pi had two or more
+// modes (verdicttext.ModesLine), "" otherwise.
+func (c *comparison) modesLine(pi, a int, name string) string {
+	var vs []float64
+	multi := 0
+	for _, r := range c.res[pi][a] {
+		if r == nil || math.IsNaN(r.mvalue) {
+			continue
+		}
+		vs = append(vs, r.mvalue)
+		if r.mvalue >= modes.Multimodal {
+			multi++
+		}
+	}
+	if len(vs) == 0 {
+		return ""
+	}
+	slices.Sort(vs)
+	return verdicttext.ModesLine(name, multi, len(vs), vs[len(vs)/2], modes.Multimodal)
 }
