@@ -114,7 +114,10 @@ const (
 	SLOFail      = tail.Fail
 )
 
-// MetricValue is one value of a result line.
+// MetricValue is one value of a result line, in the unit Metrics
+// documents (the result line prints an exact 0 in benchfmt's tidied unit,
+// "0 cpu-sec/op", so that benchstat keeps one table; Unit stays
+// "cpu-ns/op").
 type MetricValue struct {
 	Unit  string
 	Value float64
@@ -143,7 +146,7 @@ func (r *result) export() *Result {
 		out.NullRatio = r.null.ratio
 	}
 	for _, m := range r.metrics() {
-		out.Metrics = append(out.Metrics, MetricValue{reportUnit(metric{reportValue(m.value), m.unit}), reportValue(m.value)})
+		out.Metrics = append(out.Metrics, MetricValue{m.unit, reportValue(m.value)})
 	}
 	return out
 }
