@@ -72,7 +72,10 @@ func historyDetect(args []string, stdout, stderr io.Writer) int {
 	if st := parseFlags(fs, args); st >= 0 {
 		return st
 	}
-	fs.Visit(func(fl *flag.Flag) { bf.unitsSet = bf.unitsSet || fl.Name == "bisect-unit" })
+	fs.Visit(func(fl *flag.Flag) {
+		bf.unitsSet = bf.unitsSet || fl.Name == "bisect-unit"
+		bf.deltaSet = bf.deltaSet || fl.Name == "delta"
+	})
 	re, err := regexp.Compile(*bench)
 	if err != nil {
 		fmt.Fprintf(stderr, "decodegap history detect: -bench: %v\n", err)
@@ -92,6 +95,12 @@ func historyDetect(args []string, stdout, stderr io.Writer) int {
 		return 2
 	case *window < 2:
 		fmt.Fprintf(stderr, "decodegap history detect: -window %d: want 2 points or more\n", *window)
+		return 2
+	case *confirm && (bf.maxRounds < 0 || bf.maxRounds == 1):
+		fmt.Fprintf(stderr, "decodegap history detect: -max-rounds %d: want at least 2, or 0 to set them from -budget\n", bf.maxRounds)
+		return 2
+	case *confirm && bf.maxRounds == 0 && bf.budget <= 0:
+		fmt.Fprintf(stderr, "decodegap history detect: -max-rounds 0 sets the rounds from -budget, and -budget is %v (none): give one of them\n", bf.budget)
 		return 2
 	}
 	ctx, stop := interruptible(0)

@@ -252,24 +252,57 @@ func confirmChanges(ctx context.Context, changes []history.Change, f *bisectFlag
 	return out, status
 }
 
+// thresholdWords says what a step's threshold t (a fraction) in
+// direction d means and where it came from.
+func thresholdWords(t float64, from history.ThresholdSource, d history.Direction) string {
+	if from == history.ThresholdHalfChange {
+		return fmt.Sprintf("%s is a change above %.1f%%, half of the %.1f%% step 1 measured between -good and -bad (-delta not given)", d, t*100, 2*t*100)
+	}
+	return fmt.Sprintf("%s is a change above %.1f%%, half of -delta", d, t*100)
+}
+
+// thresholdShort is a step's threshold in the table and the answer.
+func thresholdShort(res history.StepResult) string {
+	if res.ThresholdFrom == history.ThresholdHalfChange {
+		return fmt.Sprintf("%.1f%%, half of step 1's change", res.Threshold*100)
+	}
+	return fmt.Sprintf("%.1f%%, half of -delta", res.Threshold*100)
+}
+
 // writeBisect writes a search's steps and its answer; delta (NaN: not
-// shown) is the -delta the steps were judged with.
+// shown) is the -delta the steps were judged with, for steps that carry
+// no threshold of their own.
 func writeBisect(w io.Writer, r *history.BisectResult, delta float64) {
 	fmt.Fprintf(w, "bisect: %d commits after %s up to %s; at most %d comparisons, each at %.2f%% confidence (-alpha %g split over them, Bonferroni)\n",
 		len(r.Commits)-1, short(r.Commits[0]), short(r.Commits[len(r.Commits)-1]), r.Tests, (1-r.Alpha/float64(r.Tests))*100, r.Alpha)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "step\tcandidate\tgood\tverdict\tB/A\tinterval\trounds")
+	fmt.Fprintln(tw, "step\tcandidate\tgood\tverdict\tB/A\tinterval\trounds\tthreshold")
 	for i, s := range r.Steps {
-		fmt.Fprintf(tw, "%d\t%s (#%d)\t%s (#%d)\t%s\t%s\t%s … %s\t%d\n", i+1, short(s.Candidate), s.CandidateIndex, short(s.Good), s.GoodIndex,
-			s.Result.Outcome.Word(r.Direction), pct(s.Result.Ratio), pct(s.Result.Lo), pct(s.Result.Hi), s.Result.Rounds)
+		rounds := fmt.Sprint(s.Result.Rounds)
+		if s.Result.MaxRounds > 0 {
+			rounds += fmt.Sprintf(" of %d", s.Result.MaxRounds)
+		}
+		thr := "-"
+		if s.Result.Threshold > 0 {
+			thr = thresholdShort(s.Result)
+		}
+		fmt.Fprintf(tw, "%d\t%s (#%d)\t%s (#%d)\t%s\t%s\t%s … %s\t%s\t%s\n", i+1, short(s.Candidate), s.CandidateIndex, short(s.Good), s.GoodIndex,
+			s.Result.Outcome.Word(r.Direction), pct(s.Result.Ratio), pct(s.Result.Lo), pct(s.Result.Hi), rounds, thr)
 	}
 	tw.Flush()
 	for _, sk := range r.Skipped {
 		fmt.Fprintf(w, "skipped %s (#%d): it does not build: %s\n", short(sk.Commit), sk.Index, buildMessage(sk.Err))
 	}
+	// half is the threshold of the step that decided the answer: the
+	// one that found the named commit changed, or the first.
 	half := ""
 	if !math.IsNaN(delta) {
 		half = fmt.Sprintf(" (by more than %.1f%%, half of -delta)", delta*50)
+	}
+	for i, st := range r.Steps {
+		if st.Result.Threshold > 0 && ((r.Why == history.WhyNamed && st.CandidateIndex == r.First && st.Result.Outcome == history.StepChanged) || (r.Why == history.WhyNoChange && i == 0)) {
+			half = " (by more than " + thresholdShort(st.Result) + ")"
+		}
 	}
 	dir, change := r.Direction.String(), "slowdown"
 	if r.Direction == history.Faster {
@@ -338,8 +371,15 @@ type stepOut struct {
 	Confidence                float64
 	Outcome                   string
 	Ratio, Lo, Hi             jsonFloat
-	Rounds                    int
-	Detail                    string
+	// Rounds ran of MaxRounds (the horizon: -max-rounds, or set from
+	// -budget).
+	Rounds, MaxRounds int
+	// Threshold is the change (a fraction in Direction) the step is
+	// changed above; ThresholdFrom "delta" (half of -delta) or
+	// "half-change" (half of step 1's change: -delta not given).
+	Threshold     jsonFloat
+	ThresholdFrom string
+	Detail        string
 }
 
 type bisectOut struct {
@@ -394,7 +434,8 @@ func bisectJSON(r *history.BisectResult, delta float64) bisectOut {
 	for _, s := range r.Steps {
 		out.Steps = append(out.Steps, stepOut{Good: s.Good, Candidate: s.Candidate, GoodIndex: s.GoodIndex, CandidateIndex: s.CandidateIndex,
 			Confidence: s.Confidence, Outcome: strings.ReplaceAll(s.Result.Outcome.Word(r.Direction), " ", "-"),
-			Ratio: jsonFloat(s.Result.Ratio), Lo: jsonFloat(s.Result.Lo), Hi: jsonFloat(s.Result.Hi), Rounds: s.Result.Rounds, Detail: s.Result.Detail})
+			Ratio: jsonFloat(s.Result.Ratio), Lo: jsonFloat(s.Result.Lo), Hi: jsonFloat(s.Result.Hi), Rounds: s.Result.Rounds, MaxRounds: s.Result.MaxRounds,
+			Threshold: jsonFloat(s.Result.Threshold), ThresholdFrom: s.Result.ThresholdFrom.String(), Detail: s.Result.Detail})
 	}
 	return out
 }
