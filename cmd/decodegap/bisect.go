@@ -41,15 +41,24 @@ binaries in git worktrees and compares them as 'decodegap pr' does: base,
 head and a null arm (a second process of base) in interleaved rounds,
 judged by nullband until decided or out of -max-rounds or -budget.
 
-The first step compares -bad with -good: unless it is slower (faster), no
-commit is named. Then each step halves the range (git bisect's order). A
-step is slower when its verdict is slower and B/A − 1 exceeds half of
--delta (the equivalence margin); with -faster, a step is faster when its
-verdict is faster and A/B − 1 exceeds half of -delta. Equivalent rows,
-changes the other way or smaller ones are not slower (not faster), and so
-is an undecided verdict whose interval excludes a change of -delta (B/A
-above 1+delta; with -faster, below 1/(1+delta)); any other undecided step
-ends the search with the range so far. A commit that does not build is
+The first step compares -bad with -good: unless it is slower (faster) by
+more than half of -delta, no commit is named. Then each step halves the
+range (git bisect's order), comparing the middle commit with the last
+good one against a threshold: half of the change the first step measured
+(Chromium Pinpoint's rule: a commit is bad when it carries more than half
+of the range's change), or half of -delta when -delta is given. A step is
+slower (faster) when its verdict is and its change exceeds the threshold;
+not slower (not faster) when its interval lies below the threshold (its
+upper end below 1 + threshold; with -faster its lower end above
+1/(1 + threshold)), or it is equivalent within the threshold, or it moved
+the other way; any other step is undecided and ends the search with the
+range so far. With -delta given, the rule is the older one: a decided
+step not slower by half of -delta is not slower, and an undecided one is
+not slower when its interval excludes a change of -delta. The log and
+the report say which threshold each step used (JSON Threshold,
+ThresholdFrom). Each comparison runs until decided or out of rounds:
+-max-rounds 0 (the default) sets them from -budget after every
+benchmark's first round, as 'decodegap pr' does. A commit that does not build is
 skipped (git bisect skip): its nearest neighbour is compared instead; when
 only skipped commits are left, the report lists the candidates. The error
 rate -alpha is split
@@ -85,6 +94,9 @@ type bisectFlags struct {
 	// faster searches for a speed-up: bisect's -faster; detect -confirm
 	// sets it per change point, from the change's sign.
 	faster bool
+	// deltaSet is true when -delta was given: every step's threshold is
+	// then half of it, not half of the first step's change.
+	deltaSet bool
 }
 
 // direction is the search's history.Direction.
@@ -99,11 +111,11 @@ func (f *bisectFlags) direction() history.Direction {
 // flag of the run orders' seed (detect's -seed is its permutations').
 func bisectFlagsInto(fs *flag.FlagSet, seedName string) *bisectFlags {
 	f := &bisectFlags{delta: 0.02}
-	fs.Var(&f.delta, "delta", "equivalence `margin` of each comparison; a step is slower above half of it")
+	fs.Var(&f.delta, "delta", "equivalence `margin` of each comparison; the first step is slower above half of it; given, every step is (default: the later steps' threshold is half of the first step's change)")
 	fs.Float64Var(&f.alpha, "alpha", 0.05, "error `rate` over the whole search (split over its comparisons, Bonferroni)")
 	fs.StringVar(&f.units, "bisect-unit", "sec/op", "comma-separated `units` judged at each step (sec/op, cpu-sec/op …)")
 	fs.DurationVar(&f.budget, "budget", 3*time.Minute, "wall-clock `time` of one comparison's rounds (building not counted)")
-	fs.IntVar(&f.maxRounds, "max-rounds", 20, "most `rounds` of one comparison")
+	fs.IntVar(&f.maxRounds, "max-rounds", 0, "most `rounds` of one comparison; 0 sets them from -budget after every benchmark's first round (the rounds it pays for, 6 to 100)")
 	fs.IntVar(&f.minRounds, "min-rounds", 0, "first look of the sequential test, in `rounds`; 0 is the fewest that give an interval")
 	fs.StringVar(&f.benchtime, "benchtime", "100ms", "CPU `time` of one run (calibrated to -test.benchtime=Nx), or Nx")
 	fs.Uint64Var(&f.seed, seedName, 0, "`seed` of the run orders; 0 draws one")
@@ -126,6 +138,7 @@ func runBisect(args []string, stdout, stderr io.Writer) int {
 	if st := parseFlags(fs, args); st >= 0 {
 		return st
 	}
+	fs.Visit(func(fl *flag.Flag) { f.deltaSet = f.deltaSet || fl.Name == "delta" })
 	bad2 := func(format string, a ...any) int {
 		fmt.Fprintf(stderr, "decodegap bisect: "+format+"\n", a...)
 		fmt.Fprintln(stderr, "run 'decodegap bisect -h' for usage")
@@ -140,8 +153,10 @@ func runBisect(args []string, stdout, stderr io.Writer) int {
 		return bad2("-bench is required: the benchmarks to compare, e.g. -bench '^BenchmarkStep$'")
 	case !(f.alpha > 0 && f.alpha < 0.5):
 		return bad2("-alpha %v: want a rate in (0, 0.5), e.g. 0.05", f.alpha)
-	case f.maxRounds < 2:
-		return bad2("-max-rounds %d: want at least 2", f.maxRounds)
+	case f.maxRounds < 0 || f.maxRounds == 1:
+		return bad2("-max-rounds %d: want at least 2, or 0 to set them from -budget", f.maxRounds)
+	case f.maxRounds == 0 && f.budget <= 0:
+		return bad2("-max-rounds 0 sets the rounds from -budget, and -budget is %v (none): give one of them", f.budget)
 	}
 	sel, err := parseBenchSel(*bench)
 	if err != nil {
@@ -185,7 +200,7 @@ func bisectOnce(ctx context.Context, f *bisectFlags, good, bad string, sel bench
 	if f.seed == 0 {
 		f.seed = rand.Uint64()
 	}
-	c := &prComparer{f: f, bench: sel, pkgs: pkgs, log: stderr}
+	c := &prComparer{f: f, bench: sel, pkgs: pkgs, log: stderr, half: math.NaN()}
 	if f.out != "" {
 		file, err := os.OpenFile(f.out, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 		if err != nil {
@@ -352,6 +367,9 @@ type prComparer struct {
 	log   io.Writer
 	out   io.Writer
 	step  int
+	// half is HalfChange of the first step once it was changed (NaN
+	// before): the later steps' threshold unless -delta was given.
+	half float64
 }
 
 // noMatch is the error of a step with no benchmark matching sel at both
@@ -422,7 +440,16 @@ func (p *prComparer) Compare(ctx context.Context, good, cand string, conf float6
 	} else {
 		runner.NoScreen = "screening turned off (-screen=false)"
 	}
-	opt := nullband.Options{Confidence: conf, Delta: float64(p.f.delta), MaxRounds: p.f.maxRounds, MinRounds: p.f.minRounds}
+	rule := stepRule{changed: float64(p.f.delta) / 2, excluded: float64(p.f.delta), from: history.ThresholdDelta}
+	margin := float64(p.f.delta)
+	if p.step > 1 && !p.f.deltaSet && p.half > 0 {
+		// Half of the range's change decides; it is also the margin a
+		// step is equivalent within, so a good middle stops early.
+		rule = stepRule{changed: p.half, excluded: p.half, strict: true, from: history.ThresholdHalfChange}
+		margin = p.half
+	}
+	fmt.Fprintf(p.log, "decodegap bisect: step %d: threshold %s\n", p.step, thresholdWords(rule.changed, rule.from, p.f.direction()))
+	opt := nullband.Options{Confidence: conf, Delta: margin, MaxRounds: p.f.maxRounds, MinRounds: p.f.minRounds}
 	sched := &prreport.Scheduler{Jobs: jobs, Runner: &prreport.RevisionRunner{Inner: runner, Base: build.Base, Head: build.Head}, Options: opt, Units: splitList(p.f.units),
 		Budget: p.f.budget, Out: p.out, Progress: p.log}
 	if err := sched.Run(ctx); err != nil {
@@ -441,22 +468,42 @@ func (p *prComparer) Compare(ctx context.Context, good, cand string, conf float6
 	for _, j := range jobs {
 		rounds = max(rounds, j.Rounds)
 	}
-	return classifyRows(rows, float64(p.f.delta), rounds, p.f.direction()), nil
+	res := classifyRows(rows, rule, rounds, p.f.direction())
+	res.MaxRounds = sched.Options.MaxRounds
+	if p.step == 1 && res.Outcome == history.StepChanged {
+		p.half = history.HalfChange(res, p.f.direction())
+	}
+	return res, nil
 }
 
-// classifyRows turns a comparison's rows into a step in direction d.
-// For Slower: changed when any row is decided slower with B/A − 1 above
-// delta/2; unchanged when no row is and every row is decided or,
-// undecided, has its interval's upper end below 1+delta (a slowdown of
-// delta is excluded: all a bisect needs to move on); undecided otherwise.
-// For Faster, the mirror image on the ratio's log scale: changed when a
-// row is decided faster with A/B − 1 above delta/2 (B/A below
-// 1/(1+delta/2)); an undecided row is no obstacle when its interval's
-// lower end is above 1/(1+delta). The numbers are those of the changed
-// row that changed most, or else of the row nearest to changed.
-func classifyRows(rows []prreport.Row, delta float64, rounds int, d history.Direction) history.StepResult {
+// stepRule is how classifyRows calls a step: changed when a row is
+// decided in the search's direction with a change above changed (a
+// fraction); an undecided row is no obstacle when its interval excludes
+// a change of excluded. strict (the half-change rule) makes a row
+// decided in the direction but by less than changed an obstacle too,
+// unless its interval lies below changed.
+type stepRule struct {
+	changed, excluded float64
+	strict            bool
+	from              history.ThresholdSource
+}
+
+// classifyRows turns a comparison's rows into a step in direction d
+// under rule. For Slower: changed when any row is decided slower with
+// B/A − 1 above rule.changed; unchanged when no row is and every row is
+// decided otherwise or, undecided, has its interval's upper end below
+// 1 + rule.excluded (a slowdown of that size is excluded: all a bisect
+// needs to move on); undecided otherwise. Under a strict rule (the half
+// change), a row decided slower by less than rule.changed is unchanged
+// only when its interval's upper end is below 1 + rule.changed, and an
+// equivalent row (within ±rule.changed) always is. For Faster, the
+// mirror image on the ratio's log scale: A/B − 1 above rule.changed (B/A
+// below 1/(1 + rule.changed)); an interval's lower end above
+// 1/(1 + rule.excluded). The numbers are those of the changed row that
+// changed most, or else of the row nearest to changed.
+func classifyRows(rows []prreport.Row, rule stepRule, rounds int, d history.Direction) history.StepResult {
 	res := history.NaNStep(history.StepUnchanged)
-	res.Rounds = rounds
+	res.Rounds, res.Threshold, res.ThresholdFrom = rounds, rule.changed, rule.from
 	// toward maps a ratio to how far it moved in d's direction (> 1:
 	// changed that way), so one comparison serves both directions.
 	toward := func(ratio float64) float64 {
@@ -477,14 +524,18 @@ func classifyRows(rows []prreport.Row, delta float64, rounds int, d history.Dire
 		}
 		v := r.Verdict
 		details = append(details, fmt.Sprintf("%s %s: %s, B/A %.3f", r.Bench, r.Unit, v.Outcome, v.Ratio))
-		changed := v.Outcome == want && toward(v.Ratio)-1 > delta/2
+		changed := v.Outcome == want && toward(v.Ratio)-1 > rule.changed
+		obstacle := v.Outcome == nullband.Undecided && !(toward(far(v)) < 1+rule.excluded)
+		if rule.strict && v.Outcome == want && !changed {
+			obstacle = !(toward(far(v)) < 1+rule.changed)
+		}
 		switch {
 		case changed:
 			if res.Outcome != history.StepChanged || toward(v.Ratio) > toward(res.Ratio) {
 				res.Outcome, res.Ratio, res.Lo, res.Hi = history.StepChanged, v.Ratio, v.Lo, v.Hi
 			}
 			continue
-		case v.Outcome == nullband.Undecided && !(toward(far(v)) < 1+delta) && res.Outcome == history.StepUnchanged:
+		case obstacle && res.Outcome == history.StepUnchanged:
 			res.Outcome = history.StepUndecided
 		}
 		if res.Outcome != history.StepChanged && toward(v.Ratio) > best {

@@ -224,7 +224,7 @@ func TestClassifyRows(t *testing.T) {
 		{"one slower row decides", []prreport.Row{row(nullband.Undecided, 1.02, 0.95, 1.15), row(nullband.Slower, 1.2, 1.1, 1.3)}, history.StepChanged},
 	}
 	for _, c := range cases {
-		got := classifyRows(c.rows, 0.10, 7, history.Slower)
+		got := classifyRows(c.rows, stepRule{changed: 0.05, excluded: 0.10}, 7, history.Slower)
 		assert.Equal(t, c.want, got.Outcome, c.name)
 		assert.Equal(t, 7, got.Rounds)
 		assert.Contains(t, got.Detail, "Work-2 sec/op: ")
@@ -246,11 +246,63 @@ func TestClassifyRows(t *testing.T) {
 		{"one faster row decides", []prreport.Row{row(nullband.Undecided, 0.98, 0.88, 1.05), row(nullband.Faster, 0.7, 0.6, 0.8)}, history.StepChanged},
 	}
 	for _, c := range faster {
-		got := classifyRows(c.rows, 0.10, 7, history.Faster)
+		got := classifyRows(c.rows, stepRule{changed: 0.05, excluded: 0.10}, 7, history.Faster)
 		assert.Equal(t, c.want, got.Outcome, "-faster: "+c.name)
 		assert.Equal(t, 7, got.Rounds)
 		assert.Contains(t, got.Detail, "Work-2 sec/op: ")
 	}
+}
+
+// TestClassifyRowsHalfChange: without -delta, a later step's threshold
+// is half of the change step 1 measured (+12.4% → 6.2%, the 16-commit
+// fixture's first step), and the interval decides: the fixture's step 2
+// (#7 against #0, equal work: +0.7%, −2.2% … +4.3% after 20 rounds), a
+// mere undecided under the -delta 2% rule, is not slower.
+func TestClassifyRowsHalfChange(t *testing.T) {
+	row := func(o nullband.Outcome, ratio, lo, hi float64) prreport.Row {
+		return prreport.Row{Bench: "B-2", Unit: "sec/op", Verdict: nullband.Verdict{Outcome: o, Effect: nullband.Effect{Ratio: ratio, Lo: lo, Hi: hi}}}
+	}
+	first := history.StepResult{Outcome: history.StepChanged, Ratio: 1.124, Lo: 1.10, Hi: 1.15}
+	half := history.HalfChange(first, history.Slower)
+	assert.InDelta(t, 0.062, half, 1e-9)
+	rule := stepRule{changed: half, excluded: half, strict: true, from: history.ThresholdHalfChange}
+	old := stepRule{changed: 0.01, excluded: 0.02}
+	cases := []struct {
+		name     string
+		row      prreport.Row
+		want     history.StepOutcome
+		wantOld  history.StepOutcome
+		whyDiffs string
+	}{
+		{"equal work, undecided at ±2%", row(nullband.Undecided, 1.007, 0.978, 1.043), history.StepUnchanged, history.StepUndecided, "the interval is below 6.2%, not below 2%"},
+		{"the planted +15%, decided", row(nullband.Slower, 1.13, 1.09, 1.17), history.StepChanged, history.StepChanged, ""},
+		{"slower by less than half the change, interval below it", row(nullband.Slower, 1.03, 1.01, 1.05), history.StepUnchanged, history.StepChanged, "3% is a slowdown past -delta/2 but less than half of 12.4%"},
+		{"slower, interval reaching past half the change", row(nullband.Slower, 1.05, 1.01, 1.09), history.StepUndecided, history.StepChanged, "5% could be 9%: more than half"},
+		{"equivalent within ±6.2%", row(nullband.Equivalent, 1.0, 0.96, 1.065), history.StepUnchanged, history.StepUnchanged, ""},
+		{"faster is not slower", row(nullband.Faster, 0.9, 0.85, 0.95), history.StepUnchanged, history.StepUnchanged, ""},
+		{"undecided across half the change", row(nullband.Undecided, 1.04, 0.99, 1.10), history.StepUndecided, history.StepUndecided, ""},
+	}
+	for _, c := range cases {
+		got := classifyRows([]prreport.Row{c.row}, rule, 20, history.Slower)
+		assert.Equal(t, c.want, got.Outcome, c.name)
+		assert.Equal(t, half, got.Threshold)
+		assert.Equal(t, history.ThresholdHalfChange, got.ThresholdFrom)
+		assert.Equal(t, c.wantOld, classifyRows([]prreport.Row{c.row}, old, 20, history.Slower).Outcome, "-delta 2%%: "+c.name+" "+c.whyDiffs)
+	}
+	// -faster: a speed-up to B/A 0.8 (A/B 1.25) gives half 12.5%: a
+	// middle at B/A 0.95 (A/B 1.053) whose interval stays above 1/1.125 is
+	// not faster; one at 0.85 decided faster is.
+	fhalf := history.HalfChange(history.StepResult{Ratio: 0.8}, history.Faster)
+	assert.InDelta(t, 0.125, fhalf, 1e-9)
+	frule := stepRule{changed: fhalf, excluded: fhalf, strict: true, from: history.ThresholdHalfChange}
+	assert.Equal(t, history.StepUnchanged, classifyRows([]prreport.Row{row(nullband.Faster, 0.95, 0.92, 0.98)}, frule, 9, history.Faster).Outcome)
+	assert.Equal(t, history.StepChanged, classifyRows([]prreport.Row{row(nullband.Faster, 0.85, 0.82, 0.88)}, frule, 9, history.Faster).Outcome)
+	assert.Equal(t, history.StepUndecided, classifyRows([]prreport.Row{row(nullband.Faster, 0.92, 0.85, 0.99)}, frule, 9, history.Faster).Outcome)
+	assert.Equal(t, "half-change", history.ThresholdHalfChange.String())
+	assert.Equal(t, "delta", history.ThresholdDelta.String())
+	assert.Equal(t, "slower is a change above 6.2%, half of the 12.4% step 1 measured between -good and -bad (-delta not given)",
+		thresholdWords(half, history.ThresholdHalfChange, history.Slower))
+	assert.Equal(t, "slower is a change above 1.0%, half of -delta", thresholdWords(0.01, history.ThresholdDelta, history.Slower))
 }
 
 // TestWriteBisectFaster: a -faster search's report and JSON speak of
@@ -525,4 +577,37 @@ func TestHistoryAddFromGitNotes(t *testing.T) {
 	code, out, _ = histRun(t, "history", "files", "-db", db)
 	require.Equal(t, 0, code)
 	assert.Contains(t, out, "16 files in ")
+}
+
+// The report of a search without -delta names each step's threshold and
+// its source, and the rounds of the horizon set from -budget.
+func TestWriteBisectHalfChange(t *testing.T) {
+	commits := []string{"aaaaaaaaaaaa", "bbbbbbbbbbbb", "cccccccccccc"}
+	r := &history.BisectResult{Commits: commits, Tests: 2, Alpha: 0.05, Direction: history.Slower, First: 2, Lo: 1, Hi: 2, Why: history.WhyNamed,
+		Steps: []history.BisectStep{
+			{Good: commits[0], Candidate: commits[2], GoodIndex: 0, CandidateIndex: 2, Confidence: 0.975,
+				Result: history.StepResult{Outcome: history.StepChanged, Ratio: 1.124, Lo: 1.10, Hi: 1.15, Rounds: 8, MaxRounds: 31, Threshold: 0.01}},
+			{Good: commits[0], Candidate: commits[1], GoodIndex: 0, CandidateIndex: 1, Confidence: 0.975,
+				Result: history.StepResult{Outcome: history.StepUnchanged, Ratio: 1.007, Lo: 0.978, Hi: 1.043, Rounds: 20, MaxRounds: 31, Threshold: 0.062, ThresholdFrom: history.ThresholdHalfChange}},
+		}}
+	var b strings.Builder
+	writeBisect(&b, r, 0.02)
+	out := b.String()
+	assert.Contains(t, out, "8 of 31")
+	assert.Contains(t, out, "1.0%, half of -delta")
+	assert.Contains(t, out, "20 of 31  6.2%, half of step 1's change\n")
+	assert.Contains(t, out, "first slower commit: cccccccccccc (#2 of 2): slower (by more than 1.0%, half of -delta) than bbbbbbbbbb, which was not")
+	j := bisectJSON(r, 0.02)
+	assert.Equal(t, "half-change", j.Steps[1].ThresholdFrom)
+	assert.InDelta(t, 0.062, float64(j.Steps[1].Threshold), 1e-12)
+	assert.Equal(t, 31, j.Steps[1].MaxRounds)
+}
+
+func TestBisectRoundsNeedABudget(t *testing.T) {
+	code, _, errOut := histRun(t, "bisect", "-good", "HEAD~1", "-bad", "HEAD", "-bench", ".", "-budget", "0")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errOut, "decodegap bisect: -max-rounds 0 sets the rounds from -budget, and -budget is 0s (none): give one of them\n")
+	code, _, errOut = histRun(t, "bisect", "-good", "HEAD~1", "-bad", "HEAD", "-bench", ".", "-max-rounds", "1")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errOut, "decodegap bisect: -max-rounds 1: want at least 2, or 0 to set them from -budget\n")
 }

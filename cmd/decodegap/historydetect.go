@@ -35,9 +35,18 @@ packages (go list patterns, default ./...) of the current repository (or
 -C), judging the change's unit, or -bisect-unit when given (cpu-sec/op is
 steadier than sec/op on a shared host).
 
-A series holding a point that is not a finite number (NaN, ±Inf: 'history
-add' refuses them, an older store may hold them) is left out and named on
-stderr; the others are searched. SIGINT or SIGTERM stops the search.
+The search runs on ln of the values of a series whose every point is above
+0 (a duration, B/op): a change is a ratio wherever the level is, and a
+bimodal step (10 ns or 1000 ns) keeps its small mode's shifts in view. A
+series holding a 0 or a negative value is searched on the values (JSON
+Scale "linear"). Magnitudes and intervals are on the values' own scale.
+
+A series holding a point that is not a finite number (NaN, ±Inf) or a
+duration below 0 ('history add' refuses both, an older store may hold
+them) is left out and named on stderr; the others are searched. When no
+series is left, detect says how many values are stored and why none made
+one (-bench, -unit, or arms of pr files). SIGINT or SIGTERM stops the
+search.
 
 Exit status: 0; 1 when -confirm named a commit; 2 for bad usage; 3 when a
 bisect failed to build or run; 130 when interrupted.
@@ -63,7 +72,10 @@ func historyDetect(args []string, stdout, stderr io.Writer) int {
 	if st := parseFlags(fs, args); st >= 0 {
 		return st
 	}
-	fs.Visit(func(fl *flag.Flag) { bf.unitsSet = bf.unitsSet || fl.Name == "bisect-unit" })
+	fs.Visit(func(fl *flag.Flag) {
+		bf.unitsSet = bf.unitsSet || fl.Name == "bisect-unit"
+		bf.deltaSet = bf.deltaSet || fl.Name == "delta"
+	})
 	re, err := regexp.Compile(*bench)
 	if err != nil {
 		fmt.Fprintf(stderr, "decodegap history detect: -bench: %v\n", err)
@@ -84,6 +96,12 @@ func historyDetect(args []string, stdout, stderr io.Writer) int {
 	case *window < 2:
 		fmt.Fprintf(stderr, "decodegap history detect: -window %d: want 2 points or more\n", *window)
 		return 2
+	case *confirm && (bf.maxRounds < 0 || bf.maxRounds == 1):
+		fmt.Fprintf(stderr, "decodegap history detect: -max-rounds %d: want at least 2, or 0 to set them from -budget\n", bf.maxRounds)
+		return 2
+	case *confirm && bf.maxRounds == 0 && bf.budget <= 0:
+		fmt.Fprintf(stderr, "decodegap history detect: -max-rounds 0 sets the rounds from -budget, and -budget is %v (none): give one of them\n", bf.budget)
+		return 2
 	}
 	ctx, stop := interruptible(0)
 	defer stop()
@@ -93,7 +111,13 @@ func historyDetect(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	defer s.Close()
-	series, err := s.Series(ctx, history.Filter{Bench: re, Units: splitList(*units)})
+	filter := history.Filter{Bench: re, Units: splitList(*units)}
+	series, err := s.Series(ctx, filter)
+	if err != nil {
+		fmt.Fprintf(stderr, "decodegap history detect: %v\n", err)
+		return 1
+	}
+	census, err := s.Census(ctx, filter)
 	if err != nil {
 		fmt.Fprintf(stderr, "decodegap history detect: %v\n", err)
 		return 1
@@ -114,7 +138,7 @@ func historyDetect(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	writeSkipped(stderr, "history detect", skipped)
-	rep := detectReport{Store: s.Where, Series: len(series), Options: opt, Changes: changes, Skipped: skipped,
+	rep := detectReport{Store: s.Where, Series: len(series), Census: census, Bench: *bench, Units: *units, Options: opt, Changes: changes, Skipped: skipped,
 		Quarantined: history.Quarantined(series, opt.Quarantine)}
 	for _, sr := range series {
 		rep.Points += len(sr.Points)
@@ -144,12 +168,16 @@ const maxPermutations = 10000
 type detectReport struct {
 	Store          string
 	Series, Points int
+	// Census counts the stored values and why some make no series;
+	// Bench and Units are -bench and -unit as given.
+	Census       history.Census
+	Bench, Units string
 	// Quarantined counts the points left out (history.Quarantined).
 	Quarantined int
 	Options     history.DetectOptions
 	Changes     []history.Change
 	// Skipped are the series left out for a point that is not a finite
-	// number.
+	// number or a duration below 0.
 	Skipped []history.Skipped
 	// Confirmed holds the bisect of each change (nil without -confirm;
 	// an entry is nil for a change not bisected: one of magnitude 0).

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -43,8 +44,12 @@ func writeAdded(w io.Writer, where string, added []history.Added, files []*histo
 // writeSkipped names on w each series Detect left out.
 func writeSkipped(w io.Writer, cmd string, skipped []history.Skipped) {
 	for _, k := range skipped {
-		fmt.Fprintf(w, "decodegap %s: %s %s left out: commit %s's value is %g, not a finite number (stored before 'history add' refused them?)\n",
-			cmd, k.Benchmark, k.Unit, short(k.Commit), k.Value)
+		what := "not a finite number"
+		if k.Why == history.SkipNegativeDuration {
+			what = "a duration below 0"
+		}
+		fmt.Fprintf(w, "decodegap %s: %s %s left out: commit %s's value is %g, %s (stored before 'history add' refused them?)\n",
+			cmd, k.Benchmark, k.Unit, short(k.Commit), k.Value, what)
 	}
 }
 
@@ -80,8 +85,8 @@ func writeDetect(w io.Writer, r detectReport) {
 		fmt.Fprintf(w, "%d of the %d points left out: their runs spread more than 3× their stretch's median spread (a noisy night); they are still drawn by 'history plot'\n", r.Quarantined, r.Points)
 	}
 	if len(r.Changes) == 0 {
-		if r.Points == 0 {
-			fmt.Fprintln(w, "no values stored match -bench and -unit: add results with 'decodegap history add'")
+		if r.Series == 0 {
+			writeNoSeries(w, r)
 		}
 		return
 	}
@@ -93,6 +98,17 @@ func writeDetect(w io.Writer, r detectReport) {
 	}
 	tw.Flush()
 	fmt.Fprintln(w, "change: median after / median before − 1; the change entered after the 'after' commit, at or before 'up to'.")
+	var linear []string
+	for _, c := range r.Changes {
+		if c.Scale == history.ScaleLinear && !slices.Contains(linear, c.Benchmark+" "+c.Unit) {
+			linear = append(linear, c.Benchmark+" "+c.Unit)
+		}
+	}
+	if len(linear) == 0 {
+		fmt.Fprintln(w, "searched on ln of the values.")
+	} else {
+		fmt.Fprintf(w, "searched on ln of the values, but on the values themselves for %s: a value of 0 or below.\n", strings.Join(linear, ", "))
+	}
 	for i, b := range r.Confirmed {
 		if b == nil {
 			continue
@@ -101,6 +117,27 @@ func writeDetect(w io.Writer, r detectReport) {
 		fmt.Fprintf(w, "\nconfirm %s %s (%s):\n", c.Benchmark, c.Unit, pct(c.Ratio))
 		writeBisect(w, b, math.NaN())
 	}
+}
+
+// writeNoSeries says why the stored values made no series.
+func writeNoSeries(w io.Writer, r detectReport) {
+	c := r.Census
+	if c.Values == 0 {
+		fmt.Fprintf(w, "no values stored in %s: add results with 'decodegap history add'\n", r.Store)
+		return
+	}
+	var why []string
+	if c.Armed > 0 {
+		why = append(why, fmt.Sprintf("%d are arms of pr or interleave files (lines with an arm: key compare two commits, no history of one)", c.Armed))
+	}
+	if c.OtherBench > 0 {
+		why = append(why, fmt.Sprintf("%d are of benchmarks -bench %q does not match", c.OtherBench, r.Bench))
+	}
+	if c.OtherUnit > 0 {
+		units := strings.Join(c.Units, ", ")
+		why = append(why, fmt.Sprintf("%d are of units -unit %q leaves out (the units stored: %s)", c.OtherUnit, r.Units, units))
+	}
+	fmt.Fprintf(w, "0 series from the %d values stored: %s\n", c.Values, strings.Join(why, "; "))
 }
 
 // changeJSON is one change point in -json. Its numbers are report.Num:
@@ -115,13 +152,18 @@ type changeJSON struct {
 	Ratio, Lo, Hi, Level  report.Num
 	P, Q                  report.Num
 	NBefore, NAfter       int
-	Confirm               *bisectOut `json:",omitempty"`
+	// Scale is "log" (searched on ln of the values) or "linear" (a value
+	// of 0 or below).
+	Scale   string
+	Confirm *bisectOut `json:",omitempty"`
 }
 
 // skippedJSON is a series detect left out.
 type skippedJSON struct {
 	Benchmark, Unit, Commit string
 	Value                   report.Num
+	// Why is "not-finite" or "negative-duration".
+	Why string
 }
 
 type detectOut struct {
@@ -138,15 +180,21 @@ type detectOut struct {
 	MinMagnitude float64
 	Changes      []changeJSON
 	// Skipped are the series left out for a point that is not a finite
-	// number (empty when none).
+	// number or a duration below 0 (empty when none).
 	Skipped []skippedJSON
+	// Census counts the values stored and why those that made no series
+	// were left out (history.Census).
+	Census history.Census
 }
 
 func detectJSON(r detectReport) detectOut {
 	out := detectOut{Store: r.Store, Series: r.Series, Points: r.Points, Quarantined: r.Quarantined, Method: r.Options.Method.String(),
-		PValue: r.Options.EDivisive.PValue, Permutations: r.Options.EDivisive.Permutations, MinMagnitude: r.Options.MinMagnitude, Changes: []changeJSON{}, Skipped: []skippedJSON{}}
+		PValue: r.Options.EDivisive.PValue, Permutations: r.Options.EDivisive.Permutations, MinMagnitude: r.Options.MinMagnitude, Changes: []changeJSON{}, Skipped: []skippedJSON{}, Census: r.Census}
+	if out.Census.Units == nil {
+		out.Census.Units = []string{}
+	}
 	for _, k := range r.Skipped {
-		out.Skipped = append(out.Skipped, skippedJSON{Benchmark: k.Benchmark, Unit: k.Unit, Commit: k.Commit, Value: report.Num(k.Value)})
+		out.Skipped = append(out.Skipped, skippedJSON{Benchmark: k.Benchmark, Unit: k.Unit, Commit: k.Commit, Value: report.Num(k.Value), Why: k.Why.String()})
 	}
 	if r.Options.Method == history.MethodOtava {
 		out.PValue, out.Permutations, out.Window = r.Options.Otava.PValue, 0, r.Options.Otava.Window
@@ -155,7 +203,7 @@ func detectJSON(r detectReport) detectOut {
 		j := changeJSON{Benchmark: c.Benchmark, Unit: c.Unit, Host: c.Host, Good: c.Good.Commit, Bad: c.Bad.Commit,
 			GoodDate: c.Good.Date.UTC().Format("2006-01-02T15:04:05Z"), BadDate: c.Bad.Date.UTC().Format("2006-01-02T15:04:05Z"),
 			Index: c.Index, Before: report.Num(c.Before), After: report.Num(c.After), Ratio: report.Num(c.Ratio), Lo: report.Num(c.Lo), Hi: report.Num(c.Hi),
-			Level: report.Num(c.Level), P: report.Num(c.P), Q: report.Num(c.Q), NBefore: c.NBefore, NAfter: c.NAfter}
+			Level: report.Num(c.Level), P: report.Num(c.P), Q: report.Num(c.Q), NBefore: c.NBefore, NAfter: c.NAfter, Scale: c.Scale.String()}
 		if i < len(r.Confirmed) && r.Confirmed[i] != nil {
 			b := bisectJSON(r.Confirmed[i], math.NaN())
 			j.Confirm = &b
@@ -204,24 +252,57 @@ func confirmChanges(ctx context.Context, changes []history.Change, f *bisectFlag
 	return out, status
 }
 
+// thresholdWords says what a step's threshold t (a fraction) in
+// direction d means and where it came from.
+func thresholdWords(t float64, from history.ThresholdSource, d history.Direction) string {
+	if from == history.ThresholdHalfChange {
+		return fmt.Sprintf("%s is a change above %.1f%%, half of the %.1f%% step 1 measured between -good and -bad (-delta not given)", d, t*100, 2*t*100)
+	}
+	return fmt.Sprintf("%s is a change above %.1f%%, half of -delta", d, t*100)
+}
+
+// thresholdShort is a step's threshold in the table and the answer.
+func thresholdShort(res history.StepResult) string {
+	if res.ThresholdFrom == history.ThresholdHalfChange {
+		return fmt.Sprintf("%.1f%%, half of step 1's change", res.Threshold*100)
+	}
+	return fmt.Sprintf("%.1f%%, half of -delta", res.Threshold*100)
+}
+
 // writeBisect writes a search's steps and its answer; delta (NaN: not
-// shown) is the -delta the steps were judged with.
+// shown) is the -delta the steps were judged with, for steps that carry
+// no threshold of their own.
 func writeBisect(w io.Writer, r *history.BisectResult, delta float64) {
 	fmt.Fprintf(w, "bisect: %d commits after %s up to %s; at most %d comparisons, each at %.2f%% confidence (-alpha %g split over them, Bonferroni)\n",
 		len(r.Commits)-1, short(r.Commits[0]), short(r.Commits[len(r.Commits)-1]), r.Tests, (1-r.Alpha/float64(r.Tests))*100, r.Alpha)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "step\tcandidate\tgood\tverdict\tB/A\tinterval\trounds")
+	fmt.Fprintln(tw, "step\tcandidate\tgood\tverdict\tB/A\tinterval\trounds\tthreshold")
 	for i, s := range r.Steps {
-		fmt.Fprintf(tw, "%d\t%s (#%d)\t%s (#%d)\t%s\t%s\t%s … %s\t%d\n", i+1, short(s.Candidate), s.CandidateIndex, short(s.Good), s.GoodIndex,
-			s.Result.Outcome.Word(r.Direction), pct(s.Result.Ratio), pct(s.Result.Lo), pct(s.Result.Hi), s.Result.Rounds)
+		rounds := fmt.Sprint(s.Result.Rounds)
+		if s.Result.MaxRounds > 0 {
+			rounds += fmt.Sprintf(" of %d", s.Result.MaxRounds)
+		}
+		thr := "-"
+		if s.Result.Threshold > 0 {
+			thr = thresholdShort(s.Result)
+		}
+		fmt.Fprintf(tw, "%d\t%s (#%d)\t%s (#%d)\t%s\t%s\t%s … %s\t%s\t%s\n", i+1, short(s.Candidate), s.CandidateIndex, short(s.Good), s.GoodIndex,
+			s.Result.Outcome.Word(r.Direction), pct(s.Result.Ratio), pct(s.Result.Lo), pct(s.Result.Hi), rounds, thr)
 	}
 	tw.Flush()
 	for _, sk := range r.Skipped {
 		fmt.Fprintf(w, "skipped %s (#%d): it does not build: %s\n", short(sk.Commit), sk.Index, buildMessage(sk.Err))
 	}
+	// half is the threshold of the step that decided the answer: the
+	// one that found the named commit changed, or the first.
 	half := ""
 	if !math.IsNaN(delta) {
 		half = fmt.Sprintf(" (by more than %.1f%%, half of -delta)", delta*50)
+	}
+	for i, st := range r.Steps {
+		if st.Result.Threshold > 0 && ((r.Why == history.WhyNamed && st.CandidateIndex == r.First && st.Result.Outcome == history.StepChanged) || (r.Why == history.WhyNoChange && i == 0)) {
+			half = " (by more than " + thresholdShort(st.Result) + ")"
+		}
 	}
 	dir, change := r.Direction.String(), "slowdown"
 	if r.Direction == history.Faster {
@@ -290,8 +371,15 @@ type stepOut struct {
 	Confidence                float64
 	Outcome                   string
 	Ratio, Lo, Hi             jsonFloat
-	Rounds                    int
-	Detail                    string
+	// Rounds ran of MaxRounds (the horizon: -max-rounds, or set from
+	// -budget).
+	Rounds, MaxRounds int
+	// Threshold is the change (a fraction in Direction) the step is
+	// changed above; ThresholdFrom "delta" (half of -delta) or
+	// "half-change" (half of step 1's change: -delta not given).
+	Threshold     jsonFloat
+	ThresholdFrom string
+	Detail        string
 }
 
 type bisectOut struct {
@@ -346,7 +434,8 @@ func bisectJSON(r *history.BisectResult, delta float64) bisectOut {
 	for _, s := range r.Steps {
 		out.Steps = append(out.Steps, stepOut{Good: s.Good, Candidate: s.Candidate, GoodIndex: s.GoodIndex, CandidateIndex: s.CandidateIndex,
 			Confidence: s.Confidence, Outcome: strings.ReplaceAll(s.Result.Outcome.Word(r.Direction), " ", "-"),
-			Ratio: jsonFloat(s.Result.Ratio), Lo: jsonFloat(s.Result.Lo), Hi: jsonFloat(s.Result.Hi), Rounds: s.Result.Rounds, Detail: s.Result.Detail})
+			Ratio: jsonFloat(s.Result.Ratio), Lo: jsonFloat(s.Result.Lo), Hi: jsonFloat(s.Result.Hi), Rounds: s.Result.Rounds, MaxRounds: s.Result.MaxRounds,
+			Threshold: jsonFloat(s.Result.Threshold), ThresholdFrom: s.Result.ThresholdFrom.String(), Detail: s.Result.Detail})
 	}
 	return out
 }

@@ -63,10 +63,51 @@ type StepResult struct {
 	// Ratio, Lo and Hi are the candidate/good ratio and its interval at
 	// the step's confidence, of the row that decided (NaN when none).
 	Ratio, Lo, Hi float64
-	// Rounds is the number of interleaved rounds run.
-	Rounds int
+	// Rounds is the number of interleaved rounds run; MaxRounds the most
+	// the step could run (its horizon: -max-rounds, or set from -budget).
+	Rounds, MaxRounds int
+	// Threshold is the change, a fraction in the search's direction
+	// (B/A − 1 for Slower, A/B − 1 for Faster), above which the step is
+	// changed and below which it is unchanged; ThresholdFrom says where
+	// it came from.
+	Threshold     float64
+	ThresholdFrom ThresholdSource
 	// Detail is the comparer's own summary of the rows (its words).
 	Detail string
+}
+
+// ThresholdSource is where a step's threshold came from.
+type ThresholdSource int
+
+const (
+	// ThresholdDelta: half of the equivalence margin (-delta), given
+	// explicitly, or the first step's (bad against good) default.
+	ThresholdDelta ThresholdSource = iota
+	// ThresholdHalfChange: half of the change the first step measured
+	// between good and bad (HalfChange), as Chromium's Pinpoint splits a
+	// range: a commit is bad when it carries more than half of the
+	// change the whole range shows.
+	ThresholdHalfChange
+)
+
+// String returns "delta" or "half-change", the words of the JSON.
+func (s ThresholdSource) String() string {
+	if s == ThresholdHalfChange {
+		return "half-change"
+	}
+	return "delta"
+}
+
+// HalfChange is half of the change first (the bad end against good)
+// measured, as a fraction in direction d: (B/A − 1)/2 for Slower,
+// (A/B − 1)/2 for Faster; NaN when first has no ratio, and 0 or below
+// when it moved the other way.
+func HalfChange(first StepResult, d Direction) float64 {
+	r := first.Ratio
+	if d == Faster {
+		r = 1 / r
+	}
+	return (r - 1) / 2
 }
 
 // ErrSkip is what a Comparer returns (wrapped) when the candidate cannot

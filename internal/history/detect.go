@@ -108,6 +108,58 @@ func (s *Store) Series(ctx context.Context, f Filter) ([]Series, error) {
 	return out, nil
 }
 
+// Census counts what Series would make of the stored values under f:
+// how many there are and why those that make no series are left out.
+type Census struct {
+	// Values counts every stored value; Armed those with an arm (the
+	// lines of a pr or interleave file, stored but no history of one
+	// commit).
+	Values, Armed int
+	// OtherBench counts the values without an arm whose benchmark
+	// Filter.Bench does not match; OtherUnit those it matches whose unit
+	// is not among Filter.Units. Used counts the rest: the values of the
+	// series.
+	OtherBench, OtherUnit, Used int
+	// Units are the units of the values Filter.Bench matches (armed or
+	// not), sorted, each once.
+	Units []string
+}
+
+// Census counts the stored values as Series(ctx, f) would sort them.
+func (s *Store) Census(ctx context.Context, f Filter) (Census, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT name, unit, arm <> '', COUNT(*) FROM results GROUP BY name, unit, arm <> ''`)
+	if err != nil {
+		return Census{}, fmt.Errorf("history: %s: %w", s.Where, err)
+	}
+	defer rows.Close()
+	var c Census
+	for rows.Next() {
+		var name, unit string
+		var armed bool
+		var n int
+		if err := rows.Scan(&name, &unit, &armed, &n); err != nil {
+			return Census{}, err
+		}
+		c.Values += n
+		bench := f.Bench == nil || f.Bench.MatchString(name)
+		if bench && !slices.Contains(c.Units, unit) {
+			c.Units = append(c.Units, unit)
+		}
+		switch {
+		case armed:
+			c.Armed += n
+		case !bench:
+			c.OtherBench += n
+		case len(f.Units) > 0 && !slices.Contains(f.Units, unit):
+			c.OtherUnit += n
+		default:
+			c.Used += n
+		}
+	}
+	slices.Sort(c.Units)
+	return c, rows.Err()
+}
+
 // Method is Detect's search for change points in one stretch.
 type Method int
 
@@ -188,6 +240,42 @@ type Change struct {
 	P, Q float64
 	// NBefore and NAfter count the points of the two sides.
 	NBefore, NAfter int
+	// Scale is the scale the stretch was searched on (ScaleLog when
+	// every point of it is above 0). Before, After, Ratio, Lo and Hi are
+	// on the values' own scale whatever it is.
+	Scale Scale
+}
+
+// Scale is the scale Detect searches a stretch on.
+type Scale int
+
+const (
+	// ScaleLog is ln of the values: a stretch whose every point is above
+	// 0. A change is then a ratio wherever the level is, and a bimodal
+	// series (a step of 10 or 1000 ns) keeps its small mode's shifts in
+	// view beside the distance between the modes.
+	ScaleLog Scale = iota
+	// ScaleLinear is the values themselves: a stretch holding a point of
+	// 0 or below (a B/op that is 0 before a change, a true zero of a wait).
+	ScaleLinear
+)
+
+// String returns "log" or "linear", the words of the JSON.
+func (s Scale) String() string {
+	if s == ScaleLinear {
+		return "linear"
+	}
+	return "log"
+}
+
+// scaleOf is the scale of x: ScaleLog when every value is above 0.
+func scaleOf(x []float64) Scale {
+	for _, v := range x {
+		if !(v > 0) {
+			return ScaleLinear
+		}
+	}
+	return ScaleLog
 }
 
 // Magnitude is Ratio − 1: the change as a fraction.
@@ -215,18 +303,58 @@ func Stretches(points []Point) []Stretch {
 }
 
 // Skipped is a series Detect left out: a point of it is not a finite
-// number (a store written before Add refused them, or by another tool).
+// number, or a duration below 0 (a store written before Add refused
+// them, or by another tool).
 type Skipped struct {
 	Benchmark, Unit string
 	// Commit and Value are the first such point's.
 	Commit string
 	Value  float64
+	// Why says what is wrong with Value.
+	Why SkipReason
+}
+
+// SkipReason is why Detect left a series out.
+type SkipReason int
+
+const (
+	// SkipNotFinite: the value is NaN or ±Inf.
+	SkipNotFinite SkipReason = iota
+	// SkipNegativeDuration: the unit is a duration (IsDuration) and the
+	// value is below 0.
+	SkipNegativeDuration
+)
+
+// String returns "not-finite" or "negative-duration", the words of the
+// JSON.
+func (r SkipReason) String() string {
+	if r == SkipNegativeDuration {
+		return "negative-duration"
+	}
+	return "not-finite"
+}
+
+// badPoint returns the index of the first point of sr Detect cannot
+// search and why; −1 when there is none.
+func badPoint(sr Series) (int, SkipReason) {
+	dur := IsDuration(sr.Unit)
+	for i, p := range sr.Points {
+		switch {
+		case math.IsNaN(p.Value) || math.IsInf(p.Value, 0):
+			return i, SkipNotFinite
+		case dur && p.Value < 0:
+			return i, SkipNegativeDuration
+		}
+	}
+	return -1, 0
 }
 
 // Detect finds the change points of every series (see the package
-// comment), in series order and then index order. A series holding a
-// NaN or infinite point is left out and returned in skipped; the other
-// series are searched. When ctx is done Detect stops, within one shuffle
+// comment), in series order and then index order. Each stretch is
+// searched on ln of its values when they are all above 0 (Change.Scale);
+// magnitudes and their intervals are on the values' own scale. A series
+// holding a NaN or infinite point, or a duration below 0, is left out
+// and returned in skipped; the other series are searched. When ctx is done Detect stops, within one shuffle
 // of the permutation test, and returns ctx's error.
 func Detect(ctx context.Context, series []Series, opt DetectOptions) (changes []Change, skipped []Skipped, err error) {
 	level := opt.Confidence
@@ -235,8 +363,8 @@ func Detect(ctx context.Context, series []Series, opt DetectOptions) (changes []
 	}
 	var out []Change
 	for _, sr := range series {
-		if i := slices.IndexFunc(sr.Points, func(p Point) bool { return math.IsNaN(p.Value) || math.IsInf(p.Value, 0) }); i >= 0 {
-			skipped = append(skipped, Skipped{Benchmark: sr.Benchmark, Unit: sr.Unit, Commit: sr.Points[i].Commit, Value: sr.Points[i].Value})
+		if i, why := badPoint(sr); i >= 0 {
+			skipped = append(skipped, Skipped{Benchmark: sr.Benchmark, Unit: sr.Unit, Commit: sr.Points[i].Commit, Value: sr.Points[i].Value, Why: why})
 			continue
 		}
 		for _, st := range Stretches(sr.Points) {
@@ -248,12 +376,22 @@ func Detect(ctx context.Context, series []Series, opt DetectOptions) (changes []
 			for i, p := range pts {
 				x[i] = p.Value
 			}
+			// The search runs on y; the magnitudes are x's.
+			scale, y := scaleOf(x), x
+			if scale == ScaleLog {
+				y = make([]float64, len(x))
+				for i, v := range x {
+					y[i] = math.Log(v)
+				}
+			}
 			var cps []edivisive.ChangePoint
 			var err error
 			if opt.Method == MethodOtava {
-				cps, err = edivisive.DetectOtava(x, opt.Otava)
+				o := opt.Otava
+				o.Log = scale == ScaleLog
+				cps, err = edivisive.DetectOtava(y, o)
 			} else {
-				cps, err = edivisive.DetectContext(ctx, x, opt.EDivisive)
+				cps, err = edivisive.DetectContext(ctx, y, opt.EDivisive)
 			}
 			if ctx.Err() != nil {
 				return nil, nil, ctx.Err()
@@ -273,7 +411,7 @@ func Detect(ctx context.Context, series []Series, opt DetectOptions) (changes []
 				c := Change{Benchmark: sr.Benchmark, Unit: sr.Unit, Host: st.Host,
 					Index: st.Start + pos[cp.Index], Good: pts[cp.Index-1], Bad: pts[cp.Index],
 					Before: median(before), After: median(after), Level: level, P: cp.P, Q: cp.Q,
-					NBefore: len(before), NAfter: len(after)}
+					NBefore: len(before), NAfter: len(after), Scale: scale}
 				c.Ratio = c.After / c.Before
 				c.Lo, c.Hi = bootRatio(before, after, level, opt.EDivisive.Seed^uint64(c.Index))
 				if math.Abs(c.Ratio-1) < opt.MinMagnitude {

@@ -15,9 +15,10 @@
 //
 // Detect reads each benchmark × unit series in commit order (one point a
 // commit: the median of its values), splits it where the host changes,
-// and runs E-Divisive means (package edivisive) on each stretch; each
-// change point gets its magnitude with a bootstrap interval, the commit
-// range it lies in and the permutation p-value.
+// and runs E-Divisive means (package edivisive) on each stretch, on ln of
+// its values when they are all above 0; each change point gets its
+// magnitude (on the values' own scale) with a bootstrap interval, the
+// commit range it lies in and the permutation p-value.
 package history
 
 import (
@@ -123,10 +124,24 @@ func (e *InputError) Error() string {
 	return e.File + ": " + e.Msg
 }
 
+// IsDuration reports whether unit, a tidied unit (benchunit.Tidy), is a
+// time: its numerator has a "sec" part ("sec/op", "cpu-sec/op",
+// "p99-sec/op", "sec/token").
+func IsDuration(unit string) bool {
+	num, _, _ := strings.Cut(unit, "/")
+	for _, part := range strings.FieldsFunc(num, func(r rune) bool { return r == '-' || r == '*' || r == '.' }) {
+		if part == "sec" {
+			return true
+		}
+	}
+	return false
+}
+
 // ParseFile parses data, the bytes of the benchfmt file name. It returns
 // an *InputError for a malformed result line, a value that is NaN or
 // infinite (one would stop every change point search over its series),
-// or a file with no results;
+// a duration below 0 (IsDuration: no time is negative; 0 is kept, the
+// true zero of a wait or of a gap of 0), or a file with no results;
 // provenance comes from the file's configuration lines, where present.
 func ParseFile(name string, data []byte) (*File, error) {
 	sum := sha256.Sum256(data)
@@ -160,6 +175,13 @@ func ParseFile(name string, data []byte) (*File, error) {
 						v.Value, v.Unit = v.OrigValue, v.OrigUnit
 					}
 					return nil, &InputError{File: name, Line: line, Msg: fmt.Sprintf("%s: %v %s is not a finite number", rec.Name.Full(), v.Value, v.Unit)}
+				}
+				if v.Value < 0 && IsDuration(v.Unit) { // the Reader tidied v.Unit
+					_, line := rec.Pos()
+					if v.OrigUnit != "" {
+						v.Value, v.Unit = v.OrigValue, v.OrigUnit
+					}
+					return nil, &InputError{File: name, Line: line, Msg: fmt.Sprintf("%s: %v %s is a duration below 0", rec.Name.Full(), v.Value, v.Unit)}
 				}
 			}
 			for vi, v := range rec.Values {

@@ -45,6 +45,10 @@ type OtavaOptions struct {
 	// max(|m2/m1 − 1|, |m1/m2 − 1|) of the two sides' means is at most
 	// it; 0 keeps every one that passes the t test.
 	MinMagnitude float64
+	// Log says x holds logarithms (history.Detect searches ln of
+	// positive values): the magnitude is then exp(|m2 − m1|) − 1, the
+	// ratio of the sides' geometric means, not a ratio of the logs.
+	Log bool
 }
 
 func (o OtavaOptions) withDefaults() OtavaOptions {
@@ -89,7 +93,7 @@ func DetectOtava(x []float64, opt OtavaOptions) ([]ChangePoint, error) {
 		}
 	}
 	weak := otavaSplit(x, opt.Window, firstPass(opt.PValue))
-	cps := otavaMerge(x, weak, opt.PValue, opt.MinMagnitude)
+	cps := otavaMerge(x, weak, opt.PValue, opt.MinMagnitude, opt.Log)
 	for i := range cps {
 		cps[i].Order = i
 	}
@@ -157,7 +161,7 @@ func windowSearch(w []float64, level float64) []ChangePoint {
 // otavaMerge is the merge step: it removes the weakest change point
 // while one fails (p ≥ pvalue, or all pass and the smallest magnitude is
 // at most minMag), testing its two neighbours again after each removal.
-func otavaMerge(x []float64, cps []ChangePoint, pvalue, minMag float64) []ChangePoint {
+func otavaMerge(x []float64, cps []ChangePoint, pvalue, minMag float64, log bool) []ChangePoint {
 	idx := make([]int, len(cps))
 	for i, c := range cps {
 		idx[i] = c.Index
@@ -172,11 +176,11 @@ func otavaMerge(x []float64, cps []ChangePoint, pvalue, minMag float64) []Change
 		if cps[weak].P < pvalue {
 			weak = 0
 			for i := range cps {
-				if sidesMagnitude(x, idx, i) < sidesMagnitude(x, idx, weak) {
+				if sidesMagnitude(x, idx, i, log) < sidesMagnitude(x, idx, weak, log) {
 					weak = i
 				}
 			}
-			if sidesMagnitude(x, idx, weak) > minMag {
+			if sidesMagnitude(x, idx, weak, log) > minMag {
 				return cps
 			}
 		}
@@ -207,10 +211,14 @@ func sides(x []float64, idx []int, i int) (left, right []float64) {
 func sidesP(x []float64, idx []int, i int) float64 { return tTest(sides(x, idx, i)) }
 
 // sidesMagnitude is Otava's change_magnitude of change point i: the
-// larger of |m2/m1 − 1| and |m1/m2 − 1| for the two sides' means.
-func sidesMagnitude(x []float64, idx []int, i int) float64 {
+// larger of |m2/m1 − 1| and |m1/m2 − 1| for the two sides' means; with
+// log (x holds logarithms) exp(|m2 − m1|) − 1.
+func sidesMagnitude(x []float64, idx []int, i int, log bool) float64 {
 	l, r := sides(x, idx, i)
 	m1, m2 := mean(l), mean(r)
+	if log {
+		return math.Expm1(math.Abs(m2 - m1))
+	}
 	var f, b float64
 	if m1 != 0 {
 		f = m2/m1 - 1
