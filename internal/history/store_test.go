@@ -322,3 +322,20 @@ func TestAddReplacesByName(t *testing.T) {
 		})
 	}
 }
+
+// Census runs the same SQL on every store (PostgreSQL's boolean and
+// SQLite's 0/1 for arm <> ''), and counts what Series would use.
+func TestCensusOnEveryStore(t *testing.T) {
+	ctx := context.Background()
+	for name, s := range stores(t) {
+		f, err := ParseFile("a.txt", []byte(benchA))
+		require.NoError(t, err)
+		_, err = s.Add(ctx, []*File{f})
+		require.NoError(t, err, name)
+		c, err := s.Census(ctx, Filter{})
+		require.NoError(t, err, name)
+		assert.Positive(t, c.Values, name)
+		assert.Equal(t, c.Values, c.Used+c.Armed+c.OtherBench+c.OtherUnit, name)
+		assert.NotEmpty(t, c.Units, name)
+	}
+}
