@@ -496,7 +496,7 @@ func ratio(x float64) string {
 	if math.IsNaN(x) || math.IsInf(x, 0) {
 		return "-"
 	}
-	return fmt.Sprintf("%.3f", x)
+	return report.Fixed(x, 3)
 }
 
 func interval(lo, hi float64) string {
@@ -506,15 +506,16 @@ func interval(lo, hi float64) string {
 	case lo <= 0 && math.IsInf(hi, 1):
 		return "∞"
 	case math.IsInf(hi, 1):
-		return fmt.Sprintf("%.3f–∞", lo) // bounded below only
+		return report.Fixed(lo, 3) + "–∞" // bounded below only
 	case lo <= 0:
-		return fmt.Sprintf("0–%.3f", hi) // bounded above only
+		return "0–" + report.Fixed(hi, 3) // bounded above only
 	}
-	return fmt.Sprintf("%.3f–%.3f", lo, hi)
+	return report.Fixed(lo, 3) + "–" + report.Fixed(hi, 3)
 }
 
-// pct writes a fraction as a percentage with one decimal ("2.0%").
-func pct(f float64) string { return fmt.Sprintf("%.1f%%", 100*f) }
+// pct writes a fraction as a percentage with one decimal ("2.0%"), in
+// exponent form when huge (report.Fixed).
+func pct(f float64) string { return report.Fixed(100*f, 1) + "%" }
 
 // pct0 writes a level as a whole percentage ("95%"), or a decimal when it
 // is not whole ("97.5%").
@@ -526,8 +527,9 @@ func pct0(f float64) string {
 	return fmt.Sprintf("%.1f%%", p)
 }
 
-// signed writes a ratio as a signed change ("+4.9%").
-func signed(r float64) string { return fmt.Sprintf("%+.1f%%", 100*(r-1)) }
+// signed writes a ratio as a signed change ("+4.9%"), in exponent form
+// when huge (report.Signed).
+func signed(r float64) string { return report.Signed(100*(r-1), 1) + "%" }
 
 // spread writes a spread of logarithms as the ratio max/min − 1.
 func spread(s float64) string {
@@ -543,7 +545,7 @@ func value(x float64, unit string) string {
 		return "-"
 	}
 	f, u := benchunit.Tidy(1, unit)
-	return benchunit.Scale(x*f, benchunit.ClassOf(u)) + unitSuffix(u)
+	return report.Scaled(x*f, benchunit.CommonScale([]float64{x * f}, benchunit.ClassOf(u))) + unitSuffix(u)
 }
 
 // unitSuffix is the unit's measure after scaling: "s" for sec/op-like
