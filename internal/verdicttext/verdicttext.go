@@ -126,7 +126,7 @@ func Write(w io.Writer, rows []Row, n Names) error {
 		head = pct0(conf) + " CI"
 	} else {
 		mark = func(v nullband.Verdict) string {
-			if math.IsInf(v.Hi, 1) {
+			if !hasInterval(v.Lo, v.Hi) {
 				return "" // no interval yet
 			}
 			return " (" + pct0(v.Confidence) + ")"
@@ -497,6 +497,13 @@ func ratio(x float64) string {
 		return "-"
 	}
 	return report.Fixed(x, 3)
+}
+
+// hasInterval reports whether interval(lo, hi) bounds the ratio on some
+// side: not "-" (unknown) or "∞" (no interval yet). A one-sided interval
+// ("0.957–∞") has a level like a two-sided one.
+func hasInterval(lo, hi float64) bool {
+	return !math.IsNaN(lo) && !math.IsNaN(hi) && (lo > 0 || !math.IsInf(hi, 1))
 }
 
 func interval(lo, hi float64) string {

@@ -205,6 +205,28 @@ func TestFamilyLevels(t *testing.T) {
 	assert.NotContains(t, alone, "false alarms")
 }
 
+// A one-sided interval keeps its level when the rows' levels differ: the
+// regression printed "0.957–∞" with no "(97.5%)" beside "(98.3%)" rows.
+// An interval not yet made ("∞") has no level to show.
+func TestOneSidedIntervalKeepsLevel(t *testing.T) {
+	row := func(metric string, lo, hi, conf float64) Row {
+		return Row{Arm: "new", Metric: metric, Verdict: nullband.Verdict{Outcome: nullband.Undecided,
+			Effect: nullband.Effect{Ratio: 1.01, Lo: lo, Hi: hi, Confidence: conf}, RoundUse: nullband.RoundUse{Used: 5}}}
+	}
+	out := write(t, []Row{
+		row("sec/op", 0.957, math.Inf(1), 0.975),
+		row("p50-sec/op", 0, 1.04, 0.975),
+		row("cpu/wall", 0, math.Inf(1), 0.975),
+		row("p90-sec/op", 0.99, 1.03, 0.98333),
+	})
+	lines := strings.Split(out, "\n")
+	assert.Regexp(t, `^arm +metric +verdict +B/A +CI +δ / MDE`, lines[0])
+	assert.Regexp(t, `^new +sec/op +undecided +1\.010 +0\.957–∞ \(97\.5%\) `, lines[1])
+	assert.Regexp(t, `^new +p50-sec/op +undecided +1\.010 +0–1\.040 \(97\.5%\) `, lines[2])
+	assert.Regexp(t, `^new +cpu/wall +undecided +1\.010 +∞ +MDE`, lines[3])
+	assert.Regexp(t, `^new +p90-sec/op +undecided +1\.010 +0\.990–1\.030 \(98\.3%\) `, lines[4])
+}
+
 // Rows that all failed have no level: the column is headed "CI", not
 // "0% CI".
 func TestAllErrorsHeader(t *testing.T) {
