@@ -517,7 +517,6 @@ func (f *ortFlags) runRounds(ctx context.Context, plan *interleave.Plan, iarms [
 	return status
 }
 
-// lostBlocks counts the runs that failed.
 // finishedBlocks says where the blocks of runs that were not lost are:
 // the lost ones are not finished (they said "the 4 finished blocks" after
 // "4 of 4 blocks lost").
@@ -532,6 +531,7 @@ func finishedBlocks(runs []interleave.Run, out string) string {
 	}
 }
 
+// lostBlocks counts the runs that failed.
 func lostBlocks(runs []interleave.Run) int {
 	n := 0
 	for _, r := range runs {
