@@ -78,5 +78,8 @@ unit:
 # Override with BENCH_BUDGET, BENCH_COUNT (a fixed most rounds), BENCH_STEPS,
 # BENCH_STEPS_2MS and BENCH_PLAN (a plan file from `decodegap calibrate
 # -plan-out`); see bench.sh.
+# The first build of the benchmark binary (go test -c with cgo for ONNX
+# Runtime's Go binding) took 75 s on fresh caches at load 3-7, 2026-12-07.
 bench: deps
+	@echo "make bench: builds examples/vad's benchmark binary (on fresh caches about 75 s on 2 cores, silent), then runs BenchmarkVAD within BENCH_BUDGET (300 s) and the census"
 	GO=$(GO) BENCH_OUT=$(CURDIR)/bench.txt bash examples/vad/bench.sh

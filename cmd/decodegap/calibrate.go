@@ -301,9 +301,9 @@ func mdePct(x float64) string {
 	case math.IsInf(x, 1) || math.IsNaN(x):
 		return "unknown"
 	case x < 0.1:
-		return fmt.Sprintf("%.1f%%", 100*x)
+		return report.Fixed(100*x, 1) + "%"
 	}
-	return fmt.Sprintf("%.0f%%", 100*x)
+	return report.Fixed(100*x, 0) + "%"
 }
 
 // writeCalibration prints the table and one summary line per benchmark.

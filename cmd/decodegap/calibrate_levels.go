@@ -15,6 +15,7 @@ import (
 	"github.com/gapbench/gapbench/internal/durfmt"
 	"github.com/gapbench/gapbench/internal/interleave"
 	"github.com/gapbench/gapbench/internal/levels"
+	"github.com/gapbench/gapbench/internal/report"
 )
 
 // levelFlags are calibrate's flags for the noise by level and the plan.
@@ -51,6 +52,21 @@ type levelRow struct {
 	budgetOK          bool
 	budgetMDE, target float64
 	err               error // why there is no estimate
+	// noPlan, when set, is why the estimate gives no plan: a part the MDE
+	// is built on was not estimable (levels.ZeroFromFew).
+	noPlan error
+}
+
+// notEstimable is a plan refused because Between read 0 from too few
+// rounds (levels.ZeroFromFew): an MDE from it would count on a part the
+// data could not see. The numbers are the estimate's.
+type notEstimable struct {
+	rounds, df, need int
+}
+
+func (e notEstimable) Error() string {
+	return fmt.Sprintf("the between-block part read 0 from %d rounds (%d degrees of freedom, %d needed), too few to tell it from a part as large as the within-block one: not estimable, so no MDE is promised from it; run calibrate with -rounds %d or more",
+		e.rounds, e.df, levels.MinZeroDF, e.need)
 }
 
 // check refuses level flags no plan can meet: -mde must be a finite
@@ -122,7 +138,10 @@ func levelRowsOf(runs []interleave.Run, lf *levelFlags) []levelRow {
 		if row.err == nil && !(row.comp.Within+row.comp.Between+row.comp.Rounds > 1e-18) {
 			row.err = errNoNoise
 		}
-		if row.err == nil {
+		if row.err == nil && !row.comp.Estimable() {
+			row.noPlan = notEstimable{rounds: row.comp.NRounds, df: row.comp.BetweenDF, need: row.comp.RoundsForBetween()}
+		}
+		if row.err == nil && row.noPlan == nil {
 			var lim levels.Limits
 			row.plan, row.reached = row.comp.Optimize(row.cost, row.target, lim)
 			fixed := lim
@@ -153,7 +172,17 @@ func median(x []float64) float64 {
 
 // pctSD formats a variance of a logarithm as its standard deviation in
 // percent.
-func pctSD(v float64) string { return fmt.Sprintf("±%.1f%%", 100*math.Sqrt(v)) }
+func pctSD(v float64) string { return "±" + report.Fixed(100*math.Sqrt(v), 1) + "%" }
+
+// partCell is a level's cell: its σ with its share of the total, or, for
+// a part read 0 from too few degrees of freedom, that it was not
+// estimable from the rounds used.
+func partCell(v, share float64, z levels.Zero, rounds int) string {
+	if z == levels.ZeroFromFew {
+		return fmt.Sprintf("not estimable (0 from %d rounds)", rounds)
+	}
+	return fmt.Sprintf("%s (%.0f%%)", pctSD(v), 100*share)
+}
 
 // secs formats seconds as a duration: a step with three digits, a span
 // of a second or more as durfmt.Elapsed does.
@@ -179,13 +208,18 @@ func writeLevels(w io.Writer, rows []levelRow) {
 			continue
 		}
 		sw, sb, sr := r.comp.Shares()
-		fmt.Fprintf(tw, "%s\t%s (%.0f%%) at %d steps\t%s (%.0f%%)\t%s (%.0f%%)\t%s\t%s\n", r.benchmark,
-			pctSD(r.comp.Within), 100*sw, r.steps, pctSD(r.comp.Between), 100*sb, pctSD(r.comp.Rounds), 100*sr,
+		c := r.comp
+		fmt.Fprintf(tw, "%s\t%s (%.0f%%) at %d steps\t%s\t%s\t%s\t%s\n", r.benchmark,
+			pctSD(c.Within), 100*sw, r.steps, partCell(c.Between, sb, c.BetweenZero, c.NRounds), partCell(c.Rounds, sr, c.RoundsZero, c.NRounds),
 			secs(r.cost.Step), secs(r.cost.Block))
 	}
 	tw.Flush()
 	for _, r := range rows {
 		if r.err != nil {
+			continue
+		}
+		if r.noPlan != nil {
+			fmt.Fprintf(w, "%s: no plan for a %s MDE on p50 (-mde %g): %v\n", r.benchmark, mdePct(r.target), r.target, r.noPlan)
 			continue
 		}
 		fmt.Fprintf(w, "%s: plan for a %s MDE on p50 (-mde %g, %d arms a round): ", r.benchmark, mdePct(r.target), r.target, r.cost.Arms)
@@ -215,7 +249,7 @@ func writeLevels(w io.Writer, rows []levelRow) {
 // atomicfile.Write does: a symlink, device or fifo at path is refused.
 func writePlanFile(path string, rows []levelRow) error {
 	for _, r := range rows {
-		if r.err != nil {
+		if r.err != nil || r.noPlan != nil {
 			continue
 		}
 		p := r.plan
@@ -229,7 +263,11 @@ func writePlanFile(path string, rows []levelRow) error {
 	}
 	why := make([]string, len(rows))
 	for i, r := range rows {
-		why[i] = r.benchmark + ": " + r.err.Error()
+		err := r.err
+		if err == nil {
+			err = r.noPlan
+		}
+		why[i] = r.benchmark + ": " + err.Error()
 	}
 	if len(rows) == 0 {
 		return fmt.Errorf("-plan-out %s: no benchmark printed p50-sec/op and p90-sec/op, so there is no plan", path)

@@ -167,3 +167,30 @@ func TestCalibrateLevelFlagsChecked(t *testing.T) {
 		assert.Contains(t, errOut.String(), "decodegap calibrate: "+want, args)
 	}
 }
+
+// Blocks alike within each round read the between-block part as 0: from
+// 4 rounds that is not an estimate (levels.ZeroFromFew), so the plan
+// promises no MDE, says why with the flag that gets more rounds, and
+// -plan-out writes nothing; from 20 rounds the 0 is an estimate and the
+// plan is made. The regression promised MDEs of 2.6% and 0.1% on a part
+// read as 0 from 4–6 rounds.
+func TestLevelsRefuseAPlanOnAPartNotEstimable(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "plan")
+	var out, errOut bytes.Buffer
+	assert.Equal(t, 1, reportLevels(levelRuns(4, 0), nil, testLevelFlags(0.02, 6*time.Minute, path), &out, &errOut))
+	s := out.String()
+	assert.Regexp(t, `\nVAD +±1\.9% \(\d+%\) at 600 steps +not estimable \(0 from 4 rounds\) +±\d\.\d% \(\d+%\) `, s)
+	want := "the between-block part read 0 from 4 rounds (8 degrees of freedom, 20 needed), too few to tell it from a part as large as the within-block one: not estimable, so no MDE is promised from it; run calibrate with -rounds 10 or more"
+	assert.Contains(t, s, "VAD: no plan for a 2.0% MDE on p50 (-mde 0.02): "+want+"\n")
+	assert.NotContains(t, s, "plan for a 2.0% MDE on p50 (-mde 0.02, ")
+	assert.NotContains(t, s, "within -budget")
+	assert.Equal(t, "decodegap calibrate: -plan-out "+path+": no benchmark has a plan (VAD: "+want+")\n", errOut.String())
+	assert.NoFileExists(t, path)
+
+	out.Reset()
+	errOut.Reset()
+	assert.Equal(t, 0, reportLevels(levelRuns(20, 0), nil, testLevelFlags(0.02, 0, path), &out, &errOut), errOut.String())
+	assert.Contains(t, out.String(), "VAD: plan for a 2.0% MDE on p50 (-mde 0.02, 5 arms a round): ")
+	assert.NotContains(t, out.String(), "not estimable")
+	assert.FileExists(t, path)
+}

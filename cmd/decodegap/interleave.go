@@ -378,9 +378,10 @@ func (f *interleaveFlags) runRounds(ctx context.Context, plan *interleave.Plan, 
 	if len(lost) > 0 {
 		status = 1
 	}
-	kept := fmt.Sprintf("the %d finished runs are in %s", len(runs)-len(lost), f.out)
+	finished := finishedRuns(len(runs)-len(lost), f.out)
+	kept := finished
 	if len(lost) > 0 {
-		kept += fmt.Sprintf("; %d runs lost", len(lost))
+		kept += fmt.Sprintf("; %d %s lost", len(lost), plural(len(lost), "run", "runs"))
 	}
 	var re *interleave.RunError
 	switch {
@@ -389,7 +390,7 @@ func (f *interleaveFlags) runRounds(ctx context.Context, plan *interleave.Plan, 
 			fmt.Fprintf(stderr, "decodegap interleave: %s\n", kept)
 		}
 	case errors.As(runErr, &re):
-		fmt.Fprintf(stderr, "decodegap interleave: %d runs lost, more than -max-failed %d, so the rest were not run; %s\n", len(lost), f.maxFailed, kept)
+		fmt.Fprintf(stderr, "decodegap interleave: %d %s lost, more than -max-failed %d, so the rest were not run; %s\n", len(lost), plural(len(lost), "run", "runs"), f.maxFailed, finished)
 	case ctx.Err() != nil:
 		fmt.Fprintf(stderr, "decodegap interleave: %v; %s\n", runErr, kept)
 		status = 130
@@ -420,6 +421,18 @@ func (f *interleaveFlags) runRounds(ctx context.Context, plan *interleave.Plan, 
 		}
 	}
 	return status
+}
+
+// finishedRuns says where the n runs that finished are, or, when none
+// did, that out holds no result.
+func finishedRuns(n int, out string) string {
+	switch n {
+	case 0:
+		return "no run finished, so " + out + " holds no result"
+	case 1:
+		return "the 1 finished run is in " + out
+	}
+	return fmt.Sprintf("the %d finished runs are in %s", n, out)
 }
 
 // lostLine says in one line which run was lost and why, naming the flag

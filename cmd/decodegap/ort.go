@@ -308,7 +308,7 @@ func (f *ortFlags) register(fs *flag.FlagSet) {
 	fs.Var(&f.dims, "dims", "dynamic axes, `NAME=SIZE[,...]`: a symbolic name (batch=1) or INPUT@AXIS=SIZE for an unnamed one; repeatable")
 	fs.Var(&f.shapes, "shape", "an input's whole shape, `INPUT=DxDx...` (input=1x512); repeatable")
 	fs.Var(&f.inputs, "input", "an input's fill, `INPUT=SPEC`: zeros (the default), a number, rand, rand:LO,HI, or file:PATH (raw little-endian elements, one tensor per step, cycled); repeatable")
-	fs.Var(&f.state, "state", "carry an output into an input after each step, `OUTPUT=INPUT`; repeatable, beside the automatic rule")
+	fs.Var(&f.state, "state", "carry an output into an input after each step, `OUTPUT=INPUT`; repeatable, once per output, beside the automatic rule")
 	fs.BoolVar(&f.noAuto, "no-auto-state", false, "carry only the -state pairs, not those of the automatic rule (see -list)")
 	fs.Uint64Var(&f.seed, "seed", 0, "`seed` of the round order, the rand fills and random gaps; 0 draws one (it is printed)")
 	fs.Var(&f.arms, "arm", "an arm's session options, `[NAME:]KEY=VALUE,...` (see above); the first is the base; repeatable")
@@ -517,7 +517,6 @@ func (f *ortFlags) runRounds(ctx context.Context, plan *interleave.Plan, iarms [
 	return status
 }
 
-// lostBlocks counts the runs that failed.
 // finishedBlocks says where the blocks of runs that were not lost are:
 // the lost ones are not finished (they said "the 4 finished blocks" after
 // "4 of 4 blocks lost").
@@ -532,6 +531,7 @@ func finishedBlocks(runs []interleave.Run, out string) string {
 	}
 }
 
+// lostBlocks counts the runs that failed.
 func lostBlocks(runs []interleave.Run) int {
 	n := 0
 	for _, r := range runs {

@@ -67,6 +67,11 @@ func TestORTModelConfigFlags(t *testing.T) {
 		{ortFlags{inputs: repeated{"sr"}}, `-input "sr": write INPUT=SPEC, e.g. sr=16000 or input=file:clip.f32`},
 		{ortFlags{inputs: repeated{"sr=ones"}}, `-input "sr=ones": fill "ones": use zeros, a number, rand, rand:LO,HI or file:PATH`},
 		{ortFlags{state: repeated{"hn"}}, `-state "hn": write OUTPUT=INPUT, e.g. stateN=state`},
+		// A name given twice would keep the last and drop the first silently.
+		{ortFlags{state: repeated{"stateN=state", "stateN=h"}}, `-state "stateN=state" and -state "stateN=h" both set output "stateN": give one`},
+		{ortFlags{shapes: repeated{"input=1x512", "input=1x256"}}, `-shape "input=1x512" and -shape "input=1x256" both set input "input": give one`},
+		{ortFlags{inputs: repeated{"sr=16000", "sr=8000"}}, `-input "sr=16000" and -input "sr=8000" both set input "sr": give one`},
+		{ortFlags{dims: repeated{"batch=1", "seq=2, batch=4"}}, `-dims "batch=1" and -dims "batch=4" both set dimension "batch": give one`},
 	} {
 		_, err := c.f.modelConfig("m.onnx")
 		assert.EqualError(t, err, c.want)
@@ -76,6 +81,8 @@ func TestORTModelConfigFlags(t *testing.T) {
 	tol, err := tf.tolerances()
 	require.NoError(t, err)
 	assert.Equal(t, ort.Tolerances{Default: ort.Tolerance{Abs: 1e-3}, Outputs: map[string]ort.Tolerance{"y": {Rel: 0.5}}}, tol)
+	_, err = (&ortFlags{tol: "1e-3,0", tolOutputs: repeated{"y=0,0.5", "y=0,0.1"}}).tolerances()
+	assert.EqualError(t, err, `-tol-output "y=0,0.5" and -tol-output "y=0,0.1" both set output "y": give one`)
 	_, err = (&ortFlags{tol: "1e-3"}).tolerances()
 	assert.EqualError(t, err, `-tol "1e-3": write ABS,REL with both ≥ 0, e.g. 1e-5,1e-4`)
 }
@@ -105,6 +112,7 @@ func TestORTUsageErrors(t *testing.T) {
 		{[]string{"-arm", "intra=1", "-until-decided", "-max-rounds", "3", "m.onnx"}, "decodegap ort: -max-rounds 3: need 4 to 1000000000 with -until-decided (4 rounds give the first 95% CI, 5 for 2–3 units under Holm)\n"},
 		{[]string{"-arm", "intra=1", "-until-decided", "-rounds", "8", "m.onnx"}, "decodegap ort: -rounds with -until-decided: give the most rounds with -max-rounds\n"},
 		{[]string{"-arm", "intra=1", "-max-rounds", "8", "m.onnx"}, "decodegap ort: -max-rounds 8 without -until-decided: use -rounds for a fixed number of rounds\n"},
+		{[]string{"-arm", "intra=1", "-state", "stateN=state", "-state", "stateN=h", "m.onnx"}, "decodegap ort: -state \"stateN=state\" and -state \"stateN=h\" both set output \"stateN\": give one\n"},
 		{[]string{"-arm", "intra=1", "-delta", "0", "m.onnx"}, `invalid value "0" for flag -delta: "0": the margin must lie between 0 and 100% (e.g. 2% or 0.02)`},
 	} {
 		var out, errb bytes.Buffer

@@ -175,9 +175,33 @@ func gapShape(s string) (decodegap.GapShape, error) {
 	return 0, fmt.Errorf("-gap-shape %q: use constant, uniform or exponential", s)
 }
 
-// modelConfig builds the model's configuration from the flags.
+// onceEach refuses a repeatable flag that names one key twice (two -state
+// for one output): a map keeps the last, and the first would be dropped
+// without a word. seen maps a key to the value that set it; what names
+// the key ("output").
+type onceEach struct {
+	flag, what string
+	seen       map[string]string
+}
+
+// set records spec as the value for key, or says which two values both
+// set it.
+func (o *onceEach) set(key, spec string) error {
+	if prev, ok := o.seen[key]; ok {
+		return fmt.Errorf("%s %q and %s %q both set %s %q: give one", o.flag, prev, o.flag, spec, o.what, key)
+	}
+	if o.seen == nil {
+		o.seen = map[string]string{}
+	}
+	o.seen[key] = spec
+	return nil
+}
+
+// modelConfig builds the model's configuration from the flags. A name
+// given twice to -dims, -shape, -input or -state is refused (onceEach).
 func (f *ortFlags) modelConfig(model string) (ort.ModelConfig, error) {
 	cfg := ort.ModelConfig{Path: model, NoAutoState: f.noAuto, Seed: f.seed}
+	dims := onceEach{flag: "-dims", what: "dimension"}
 	for _, d := range f.dims {
 		for _, kv := range strings.Split(d, ",") {
 			k, v, ok := strings.Cut(strings.TrimSpace(kv), "=")
@@ -185,12 +209,16 @@ func (f *ortFlags) modelConfig(model string) (ort.ModelConfig, error) {
 			if !ok || k == "" || err != nil || n < 0 {
 				return cfg, fmt.Errorf("-dims %q: write NAME=SIZE[,NAME=SIZE...] with sizes ≥ 0, e.g. batch=1,seq=1", d)
 			}
+			if err := dims.set(strings.TrimSpace(k), strings.TrimSpace(kv)); err != nil {
+				return cfg, err
+			}
 			if cfg.Dims == nil {
 				cfg.Dims = map[string]int64{}
 			}
 			cfg.Dims[strings.TrimSpace(k)] = n
 		}
 	}
+	shapes := onceEach{flag: "-shape", what: "input"}
 	for _, s := range f.shapes {
 		k, v, ok := strings.Cut(s, "=")
 		var shape []int64
@@ -204,15 +232,22 @@ func (f *ortFlags) modelConfig(model string) (ort.ModelConfig, error) {
 		if !ok || k == "" || v == "" {
 			return cfg, fmt.Errorf("-shape %q: write INPUT=DxDx..., e.g. input=1x512", s)
 		}
+		if err := shapes.set(k, s); err != nil {
+			return cfg, err
+		}
 		if cfg.Shapes == nil {
 			cfg.Shapes = map[string][]int64{}
 		}
 		cfg.Shapes[k] = shape
 	}
+	inputs := onceEach{flag: "-input", what: "input"}
 	for _, s := range f.inputs {
 		k, v, ok := strings.Cut(s, "=")
 		if !ok || k == "" {
 			return cfg, fmt.Errorf("-input %q: write INPUT=SPEC, e.g. sr=16000 or input=file:clip.f32", s)
+		}
+		if err := inputs.set(k, s); err != nil {
+			return cfg, err
 		}
 		fill, err := ort.ParseFill(v)
 		if err != nil {
@@ -228,10 +263,14 @@ func (f *ortFlags) modelConfig(model string) (ort.ModelConfig, error) {
 		}
 		cfg.Inputs[k] = fill
 	}
+	state := onceEach{flag: "-state", what: "output"}
 	for _, s := range f.state {
 		k, v, ok := strings.Cut(s, "=")
 		if !ok || k == "" || v == "" {
 			return cfg, fmt.Errorf("-state %q: write OUTPUT=INPUT, e.g. stateN=state", s)
+		}
+		if err := state.set(k, s); err != nil {
+			return cfg, err
 		}
 		if cfg.State == nil {
 			cfg.State = map[string]string{}
@@ -257,10 +296,14 @@ func (f *ortFlags) tolerances() (ort.Tolerances, error) {
 	if t.Default, err = parse("-tol", f.tol); err != nil {
 		return t, err
 	}
+	outputs := onceEach{flag: "-tol-output", what: "output"}
 	for _, s := range f.tolOutputs {
 		name, v, ok := strings.Cut(s, "=")
 		if !ok || name == "" {
 			return t, fmt.Errorf("-tol-output %q: write OUTPUT=ABS,REL", s)
+		}
+		if err := outputs.set(name, s); err != nil {
+			return t, err
 		}
 		tol, err := parse("-tol-output", v)
 		if err != nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"math"
 	"math/rand/v2"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -84,4 +85,20 @@ func TestWriteTableOneSidedInterval(t *testing.T) {
 	require.NoError(t, writeTable(&b, []report.Row{{Unit: "p50-sec/op", Arm: "new", Verdict: v}, {Unit: "cpu-sec/op", Arm: "new", Verdict: f}}, "old", "null", "-rounds"))
 	assert.Regexp(t, `new +p50-sec/op +slower +1\.200 +1\.040–∞ `, b.String())
 	assert.Regexp(t, `new +cpu-sec/op +less CPU +0\.800 +0–0\.970 `, b.String(), "CPU rows say less CPU, not faster")
+}
+
+// A hostile value (1e308 ns/op against 1000) prints its B/A, interval and
+// benchstat delta with bounded digits: the regression printed B/A as a
+// 306-digit number.
+func TestInterleaveHugeValueFiguresBounded(t *testing.T) {
+	dir := t.TempDir()
+	base := stepScript(t, dir, "base", 1000, 0.2)
+	cand := stepScript(t, dir, "cand", 1e308, 0.2)
+	var stdout, stderr bytes.Buffer
+	code := dispatch([]string{"interleave", "-rounds", "6", "-seed", "5", "-o", filepath.Join(dir, "out.txt"),
+		"-lock=false", "-screen=false", "-unit", "sec/op", "old=" + base, "new=" + cand}, &stdout, &stderr)
+	require.Equal(t, 0, code, "stderr:\n%s", stderr.String())
+	out := stdout.String()
+	assert.Regexp(t, `(?m)^Step-2 +new +sec/op +slower +1\.00e\+305 +\d\.\d\de\+30[45]–\d\.\d\de\+30[45] +- +6 +\+1\.00e\+307% p=0\.\d{3}$`, out)
+	assert.NotRegexp(t, `\d{13}`, out, "a figure of more than 12 digits")
 }

@@ -68,6 +68,77 @@ type Components struct {
 	// Blocks and NRounds count what the estimate used: blocks in rounds
 	// with at least two blocks, and such rounds.
 	Blocks, NRounds int
+	// BetweenDF and RoundsDF are the degrees of freedom Between and Rounds
+	// were estimated from: Blocks − NRounds, and NRounds − 1.
+	BetweenDF, RoundsDF int
+	// BetweenZero and RoundsZero say whether Between and Rounds read 0,
+	// and whether that 0 is an estimate or a part the data could not
+	// estimate (ZeroFromFew).
+	BetweenZero, RoundsZero Zero
+}
+
+// Zero says why a part of Components reads 0, or that it does not.
+type Zero int
+
+const (
+	// NotZero is a part estimated above 0.
+	NotZero Zero = iota
+	// ZeroFromFew is a part whose moment estimate fell to 0 or below (it
+	// reads 0) from fewer than MinZeroDF degrees of freedom: a part as
+	// large as the within-block one reads 0 that often (more than one run
+	// in ten at 8 degrees of freedom), so the data cannot tell it from
+	// none. The part is not estimable, and no MDE should be built on it.
+	ZeroFromFew
+	// ZeroEstimated is a part that fell to 0 or below from MinZeroDF or
+	// more degrees of freedom: it is small beside the others, and 0 is
+	// its estimate.
+	ZeroEstimated
+)
+
+// String returns "not zero", "zero from too few" or "zero estimated".
+func (z Zero) String() string {
+	switch z {
+	case NotZero:
+		return "not zero"
+	case ZeroFromFew:
+		return "zero from too few"
+	case ZeroEstimated:
+		return "zero estimated"
+	}
+	return fmt.Sprintf("Zero(%d)", int(z))
+}
+
+// MinZeroDF is the fewest degrees of freedom from which a part read as 0
+// is taken as an estimate: at 20, a Between as large as Within reads 0
+// in about 3% of calibrations (P(χ²₂₀/20 < ½)), at 8 (4 rounds of three
+// blocks) in about 14% (TestZeroFromFewRoundsIsCommon).
+const MinZeroDF = 20
+
+// zeroOf classifies a moment estimate est from df degrees of freedom.
+func zeroOf(est float64, df int) Zero {
+	switch {
+	case est > 0:
+		return NotZero
+	case df < MinZeroDF:
+		return ZeroFromFew
+	}
+	return ZeroEstimated
+}
+
+// Estimable reports whether the parts an MDE is built on (Within and
+// Between; Rounds cancels in a ratio of one round's arms) were estimated:
+// false when Between is ZeroFromFew.
+func (c Components) Estimable() bool { return c.BetweenZero != ZeroFromFew }
+
+// RoundsForBetween returns the fewest rounds, at the estimate's blocks
+// per round (Blocks / NRounds, at least 2), that give Between MinZeroDF
+// degrees of freedom.
+func (c Components) RoundsForBetween() int {
+	m := 2.0
+	if c.NRounds > 0 {
+		m = max(m, float64(c.Blocks)/float64(c.NRounds))
+	}
+	return int(math.Ceil(MinZeroDF / (m - 1)))
 }
 
 // WithinAt returns the within-block variance for blocks of n steps.
@@ -94,7 +165,8 @@ var ErrTooFew = errors.New("levels: need at least two rounds with two or more bl
 // pooled variance inside rounds, less the mean within-block variance, is
 // Between; the variance of round means, less what Between and Within
 // contribute to a mean of m blocks, is Rounds. A component the data put
-// below zero is 0. Rounds with a single block are left out.
+// below zero is 0, marked ZeroFromFew or ZeroEstimated by its degrees of
+// freedom (MinZeroDF). Rounds with a single block are left out.
 func Estimate(blocks []Block) (Components, error) {
 	byRound := map[int][]Block{}
 	var order []int
@@ -138,7 +210,9 @@ func Estimate(blocks []Block) (Components, error) {
 	inRound := ss / df
 	c.Within = wsum / float64(c.Blocks)
 	c.Steps = nsum / float64(c.Blocks)
+	c.BetweenDF, c.RoundsDF = c.Blocks-c.NRounds, c.NRounds-1
 	c.Between = max(0, inRound-c.Within)
+	c.BetweenZero = zeroOf(inRound-c.Within, c.BetweenDF)
 	var mm float64
 	for _, m := range means {
 		mm += m
@@ -151,5 +225,6 @@ func Estimate(blocks []Block) (Components, error) {
 	vm /= float64(len(means) - 1)
 	perRound := msum / float64(c.NRounds)
 	c.Rounds = max(0, vm-inRound/perRound)
+	c.RoundsZero = zeroOf(vm-inRound/perRound, c.RoundsDF)
 	return c, nil
 }

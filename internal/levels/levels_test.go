@@ -50,6 +50,79 @@ func TestEstimateZeroesANegativeComponent(t *testing.T) {
 	assert.Greater(t, c.Between, 0.0)
 }
 
+// A part read as 0 says from how much: from 4 rounds of three blocks (8
+// degrees of freedom) Between is not estimable and no MDE is built on it;
+// from 10 rounds (20) its 0 is an estimate.
+func TestEstimateMarksAZeroFromTooFewRounds(t *testing.T) {
+	same := func(rounds int) []Block {
+		var blocks []Block
+		for r := range rounds {
+			// Every block alike but for its round: Between reads 0.
+			w := 1 + 0.01*float64(r%3)
+			blocks = append(blocks, Block{r, 100 * w, 150 * w, 500}, Block{r, 100 * w, 150 * w, 500}, Block{r, 100 * w, 150 * w, 500})
+		}
+		return blocks
+	}
+	c, err := Estimate(same(4))
+	require.NoError(t, err)
+	assert.Zero(t, c.Between)
+	assert.Equal(t, 8, c.BetweenDF)
+	assert.Equal(t, 3, c.RoundsDF)
+	assert.Equal(t, ZeroFromFew, c.BetweenZero)
+	assert.Equal(t, NotZero, c.RoundsZero)
+	assert.False(t, c.Estimable())
+	assert.Equal(t, 10, c.RoundsForBetween())
+	assert.True(t, math.IsInf(c.MDE(Plan{600, 1, 20}, 0.975), 1), "no MDE from a part not estimable")
+	_, ok := c.Optimize(vadCost, 0.05, Limits{})
+	assert.False(t, ok)
+
+	c, err = Estimate(same(10))
+	require.NoError(t, err)
+	assert.Equal(t, 20, c.BetweenDF)
+	assert.Equal(t, ZeroEstimated, c.BetweenZero)
+	assert.True(t, c.Estimable())
+	assert.False(t, math.IsInf(c.MDE(Plan{600, 1, 20}, 0.975), 0))
+
+	// Rounds alike: the weather reads 0 from 3 degrees of freedom, which
+	// the MDE does not use (it cancels in a round's ratio).
+	var blocks []Block
+	for r := range 4 {
+		blocks = append(blocks, Block{r, 100, 150, 500}, Block{r, 110, 160, 500}, Block{r, 90, 130, 500})
+	}
+	c, err = Estimate(blocks)
+	require.NoError(t, err)
+	assert.Equal(t, ZeroFromFew, c.RoundsZero)
+	assert.Equal(t, NotZero, c.BetweenZero)
+	assert.True(t, c.Estimable())
+	assert.Equal(t, "zero from too few", ZeroFromFew.String())
+}
+
+// The evidence for MinZeroDF: with Between as large as Within, a
+// calibration of 4 rounds of three blocks reads Between as 0 in more than
+// one run in ten; one of MinZeroDF degrees of freedom (10 rounds) in at
+// most 5%. Seeded: the counts are the same on every run.
+func TestZeroFromFewRoundsIsCommon(t *testing.T) {
+	const steps, trials = 600, 400
+	within := math.Pi / 2 * 0.37 * 0.37 / steps
+	truth := Truth{StepSigma: 0.37, BetweenSigma: math.Sqrt(within), RoundSigma: 0.05}
+	rate := func(rounds int) float64 {
+		r := rand.New(rand.NewPCG(7, uint64(rounds)))
+		zeros := 0
+		for range trials {
+			c, err := Estimate(truth.CalibrationRun(r, rounds, 3, steps))
+			require.NoError(t, err)
+			if c.Between == 0 {
+				zeros++
+			}
+		}
+		return float64(zeros) / trials
+	}
+	few, enough := rate(4), rate(MinZeroDF/2)
+	t.Logf("Between = Within read as 0: %.1f%% of 4-round calibrations, %.1f%% of %d-round ones", 100*few, 100*enough, MinZeroDF/2)
+	assert.Greater(t, few, 0.10)
+	assert.LessOrEqual(t, enough, 0.05)
+}
+
 func TestEstimateRefuses(t *testing.T) {
 	_, err := Estimate([]Block{{0, 1, 2, 10}, {0, 1, 2, 10}, {1, 1, 2, 10}})
 	assert.ErrorIs(t, err, ErrTooFew)

@@ -64,8 +64,13 @@ const Power = 0.80
 // MDE returns the minimal detectable effect (a fraction) of a comparison
 // run with plan p at two-sided confidence conf: exp((t₁₋α/₂ + t₀.₈)·σ/√r) − 1,
 // σ² = PerRound(p), r = p.Rounds, with r−1 degrees of freedom, as
-// nullband.MDEAt computes it. +Inf with fewer than 2 rounds.
+// nullband.MDEAt computes it. +Inf with fewer than 2 rounds, and when c
+// is not Estimable (Between read 0 from too few rounds: an MDE from it
+// would count on a part the data could not see).
 func (c Components) MDE(p Plan, conf float64) float64 {
+	if !c.Estimable() {
+		return math.Inf(1)
+	}
 	return MDEAt(math.Sqrt(c.PerRound(p)), p.Rounds, conf)
 }
 

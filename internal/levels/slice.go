@@ -45,6 +45,10 @@ const (
 	WholeOneArm
 	// WholeShortBlock: Slice unset and a block too short for two turns.
 	WholeShortBlock
+	// SliceGivenBlock: CompareConfig.Slice at least a block's steps: each
+	// arm runs its whole block in one turn (the arms opened side by
+	// side), and Turn is clamped to the block's steps.
+	SliceGivenBlock
 )
 
 // String returns the reason's name as the slice: configuration line
@@ -65,6 +69,8 @@ func (r SliceReason) String() string {
 		return "one-arm"
 	case WholeShortBlock:
 		return "short-block"
+	case SliceGivenBlock:
+		return "given-block"
 	}
 	return fmt.Sprintf("SliceReason(%d)", int(r))
 }
@@ -92,10 +98,14 @@ func (s Slicing) Sliced() bool { return s.Turn > 0 }
 // steps a turn may have. Unset, it slices at gaps of SliceGap or more,
 // closed loop, two arms or more: turns of SliceSpan of gaps, at least
 // SliceFewest and least steps, when the block holds two such turns.
-// A given turn is returned as given (the caller checks it).
+// A given turn is returned as given (the caller checks it), but for one
+// of steps or more: a turn cannot hold more than the block, so it is
+// clamped to steps (SliceGivenBlock).
 func ChooseSlice(given int, gap time.Duration, open bool, arms, steps, least int) Slicing {
 	s := Slicing{Given: given, Gap: gap, Steps: steps}
 	switch {
+	case given > 0 && steps > 0 && given >= steps:
+		s.Turn, s.Reason = steps, SliceGivenBlock
 	case given > 0:
 		s.Turn, s.Reason = given, SliceGiven
 	case given < 0:

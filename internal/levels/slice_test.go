@@ -32,6 +32,9 @@ func TestChooseSlice(t *testing.T) {
 		{"59 steps: fewer than two turns", 0, 2 * ms, false, 3, 59, 1, 0, WholeShortBlock},
 		{"60 steps: two turns", 0, 2 * ms, false, 3, 60, 1, 30, SliceLongGap},
 		{"given", 7, 100 * time.Microsecond, false, 1, 300, 5, 7, SliceGiven},
+		{"given: one step short of the block", 299, 2 * ms, false, 3, 300, 5, 299, SliceGiven},
+		{"given: the block", 300, 2 * ms, false, 3, 300, 5, 300, SliceGivenBlock},
+		{"given 1<<30 on 200-step blocks: clamped", 1 << 30, 2 * ms, false, 3, 200, 4, 200, SliceGivenBlock},
 		{"whole given", -1, 2 * ms, false, 5, 300, 5, 0, WholeGiven},
 	} {
 		s := ChooseSlice(tc.given, tc.gap, tc.open, tc.arms, tc.steps, tc.less)
@@ -41,6 +44,7 @@ func TestChooseSlice(t *testing.T) {
 	}
 	assert.Equal(t, "turn=30 reason=long-gap", ChooseSlice(0, 2*ms, false, 5, 300, 5).Config())
 	assert.Equal(t, "turn=0 reason=short-gap", ChooseSlice(0, 0, false, 5, 300, 5).Config())
+	assert.Equal(t, "turn=200 reason=given-block", ChooseSlice(1<<30, 0, false, 5, 200, 4).Config())
 }
 
 // TestSlicedRoundsToTheTarget simulates the choice of SliceGap: the

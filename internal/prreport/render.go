@@ -166,7 +166,7 @@ func notes(r Report, fail *FailOn) []string {
 		if f := fail.Failing(r.Rows); len(f) > 0 {
 			names := make([]string, len(f))
 			for i, row := range f {
-				names[i] = fmt.Sprintf("%s %s %+.1f%%", row.Bench, row.Unit, 100*Effect(row))
+				names[i] = fmt.Sprintf("%s %s %s%%", row.Bench, row.Unit, report.Signed(100*Effect(row), 1))
 			}
 			out = append(out, fmt.Sprintf("**Check failed** (-fail-on slower>%s): %s.", pct(fail.Limit), strings.Join(names, ", ")))
 		} else if len(Unjudgeable(r.Unjudged)) == 0 {
@@ -300,7 +300,7 @@ func num(v float64, sc benchunit.Scaler) string {
 	if math.IsNaN(v) || v <= 0 {
 		return "—"
 	}
-	return sc.Format(v)
+	return report.Scaled(v, sc)
 }
 
 // pct formats a fraction as a percentage with two significant figures
@@ -311,7 +311,7 @@ func pct(f float64) string {
 	case math.IsNaN(p):
 		return "?"
 	case math.Abs(p) >= 10 || p == math.Trunc(p):
-		return fmt.Sprintf("%.0f%%", p)
+		return report.Fixed(p, 0) + "%"
 	case math.Abs(p) >= 1:
 		return strings.TrimSuffix(fmt.Sprintf("%.1f", p), ".0") + "%"
 	}
@@ -383,7 +383,7 @@ func fig(v float64, unit string) string {
 	if math.IsNaN(v) {
 		return "unavailable"
 	}
-	return fmt.Sprintf("%.1f%s", v, unit)
+	return report.Fixed(v, 1) + unit
 }
 
 func unjudgedLine(u Unjudged) string {

@@ -274,3 +274,19 @@ func TestColumnsAgreeWithChange(t *testing.T) {
 		assert.InDelta(t, change, 100*(head/base-1), 0.06, "ratio %v: base %s head %s change %s", c.ratio, cs.base, cs.head, cs.change)
 	}
 }
+
+// A hostile value (B/A of 1e305) prints with bounded digits in every
+// column and in the details: the regression printed 300-digit figures.
+func TestReportHugeRatioFiguresBounded(t *testing.T) {
+	huge := row("Huge-2", nullband.Slower, 1e305, 9.9e304, 1.01e305, 0.01)
+	var b bytes.Buffer
+	require.NoError(t, WriteMarkdown(&b, Report{Rows: []Row{huge}, Alpha: 0.05, Delta: 0.02}, &FailOn{Limit: 0.1}))
+	md := b.String()
+	assert.Contains(t, md, "| p.Huge-2 | sec/op | 1.000µ | 1.00e+305µ | +1.00e+307% [+9.90e+306%, +1.01e+307%] | slower by 1.00e+307% | ±1% | 12 |")
+	assert.Contains(t, md, "**Check failed** (-fail-on slower>10%): Huge-2 sec/op +1.00e+307%.")
+	assert.Contains(t, md, "1.00e+305")
+	assert.NotRegexp(t, `\d{13}`, md, "a figure of more than 12 digits")
+	b.Reset()
+	require.NoError(t, WriteText(&b, Report{Rows: []Row{huge}, Alpha: 0.05, Delta: 0.02}, nil))
+	assert.NotRegexp(t, `\d{13}`, b.String(), "a figure of more than 12 digits")
+}

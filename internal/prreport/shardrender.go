@@ -7,6 +7,7 @@ import (
 
 	"github.com/gapbench/gapbench/hostmon"
 	"github.com/gapbench/gapbench/internal/durfmt"
+	"github.com/gapbench/gapbench/internal/report"
 )
 
 // fleetLines are a merged report's lines about its runners, in place of
@@ -30,8 +31,8 @@ func fleetLines(r Report) []string {
 	}
 	for _, fr := range fl.Runners {
 		if n := fr.Null; n.Disagrees {
-			out = append(out, fmt.Sprintf("**Runner %s (%s): its null arm disagrees with the others**: null/base ×%.3f over its %d rounds (p %.2g, Holm across %d runners at %s), ×%.3f on the others. Its base and null runs did not share their conditions; its rounds stay in the report, where each row's own null check still guards the verdict. Rerun that shard, or merge without its file.",
-				fr.ID.Shard.String(), hostName(fr.ID), n.Ratio, n.Values, n.P, len(fl.Runners), pct(fl.NullAlpha), n.Others))
+			out = append(out, fmt.Sprintf("**Runner %s (%s): its null arm disagrees with the others**: null/base ×%s over its %d rounds (p %.2g, Holm across %d runners at %s), ×%s on the others. Its base and null runs did not share their conditions; its rounds stay in the report, where each row's own null check still guards the verdict. Rerun that shard, or merge without its file.",
+				fr.ID.Shard.String(), hostName(fr.ID), report.Fixed(n.Ratio, 3), n.Values, n.P, len(fl.Runners), pct(fl.NullAlpha), report.Fixed(n.Others, 3)))
 		}
 	}
 	return out
@@ -79,9 +80,9 @@ func runnerLine(fr FleetRunner) string {
 	case math.IsNaN(n.Ratio):
 		b.WriteString("; null arm: no complete base and null pair.")
 	case math.IsNaN(n.P):
-		fmt.Fprintf(&b, "; null/base ×%.3f over %d rounds (too few to check: %d needed).", n.Ratio, n.Values, MinNullValues)
+		fmt.Fprintf(&b, "; null/base ×%s over %d rounds (too few to check: %d needed).", report.Fixed(n.Ratio, 3), n.Values, MinNullValues)
 	default:
-		fmt.Fprintf(&b, "; null/base ×%.3f over %d rounds (p %.2g).", n.Ratio, n.Values, n.P)
+		fmt.Fprintf(&b, "; null/base ×%s over %d rounds (p %.2g).", report.Fixed(n.Ratio, 3), n.Values, n.P)
 	}
 	return b.String()
 }

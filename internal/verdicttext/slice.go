@@ -26,6 +26,9 @@ func sliceText(s levels.Slicing, field string) string {
 	switch s.Reason {
 	case levels.SliceGiven:
 		return fmt.Sprintf("rounds sliced: the arms take turns of %d recorded steps (%s = %d). %s", s.Turn, field, s.Given, turnCPU(field))
+	case levels.SliceGivenBlock:
+		return fmt.Sprintf("rounds sliced in one turn an arm: %s = %d is at least a block's %d steps, so each arm runs its whole block in one turn of %d recorded steps, the arms opened side by side; set %s below %d for turns, or to decodegap.SliceWhole for each block on its own. %s",
+			field, s.Given, s.Steps, s.Turn, field, s.Steps, turnCPU(field))
 	case levels.SliceLongGap:
 		return fmt.Sprintf("rounds sliced: the arms take turns of %d recorded steps, %s of gaps (%s unset: at a gap of %s, %s or more, a block spans the host's weather, which turns share; %s = decodegap.SliceWhole runs whole blocks). %s",
 			s.Turn, levels.SliceSpan.String(), field, gap, levels.SliceGap.String(), field, turnCPU(field))

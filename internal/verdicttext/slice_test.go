@@ -46,6 +46,9 @@ func TestSliceLineSaysWhatWasChosenAndWhy(t *testing.T) {
 			"rounds sliced: the arms take turns of 30 recorded steps, 60ms of gaps (CompareConfig.Slice unset: at a gap of 2ms, 1ms or more, a block spans the host's weather, which turns share; CompareConfig.Slice = decodegap.SliceWhole runs whole blocks)."},
 		{levels.ChooseSlice(12, 2*time.Millisecond, false, 5, 300, 5), "rounds sliced: the arms take turns of 12 recorded steps (CompareConfig.Slice = 12)."},
 		{levels.ChooseSlice(-1, 2*time.Millisecond, false, 5, 300, 5), "rounds whole: each arm's block of 300 steps runs on its own (CompareConfig.Slice = -1)."},
+		// A turn longer than the block: the regression said "turns of
+		// 1073741824 recorded steps" of 200-step blocks.
+		{levels.ChooseSlice(1<<30, 2*time.Millisecond, false, 5, 200, 4), "rounds sliced in one turn an arm: CompareConfig.Slice = 1073741824 is at least a block's 200 steps, so each arm runs its whole block in one turn of 200 recorded steps, the arms opened side by side; set CompareConfig.Slice below 200 for turns, or to decodegap.SliceWhole for each block on its own. In a turn, cpu-sec/op"},
 		{levels.ChooseSlice(0, 100*time.Microsecond, false, 5, 4000, 63), "rounds whole: each arm's block of 4000 steps runs on its own (CompareConfig.Slice unset: the gap 100µs is below 1ms, where turns were not shown to help; set CompareConfig.Slice to slice)."},
 		{levels.ChooseSlice(0, 2*time.Millisecond, true, 5, 300, 5), "(CompareConfig.Slice unset: an open loop keeps its arrival schedule)."},
 		{levels.ChooseSlice(0, 2*time.Millisecond, false, 1, 300, 5), "rounds whole: one arm, nothing to take turns with (CompareConfig.Slice unset)."},

@@ -126,7 +126,7 @@ func Write(w io.Writer, rows []Row, n Names) error {
 		head = pct0(conf) + " CI"
 	} else {
 		mark = func(v nullband.Verdict) string {
-			if math.IsInf(v.Hi, 1) {
+			if !hasInterval(v.Lo, v.Hi) {
 				return "" // no interval yet
 			}
 			return " (" + pct0(v.Confidence) + ")"
@@ -325,12 +325,58 @@ func checkLine(rows []Row, n Names) string {
 		return fmt.Sprintf("A/A check: %s, a second instance of %s, is not found to differ from %s on any metric (%d %s: equivalent or undecided).",
 			n.Null, n.Base, n.Base, len(checks), rowsWord)
 	}
-	var list []string
+	var list, third []string
 	for _, r := range off {
-		list = append(list, fmt.Sprintf("%s %s %s", label(r), ratio(r.Verdict.Ratio), interval(r.Verdict.Lo, r.Verdict.Hi)))
+		list = append(list, fmt.Sprintf("%s %s %s, %s", label(r), ratio(r.Verdict.Ratio), interval(r.Verdict.Lo, r.Verdict.Hi), sideRounds(r.Verdict, n.Base)))
+		// A candidate arm on the same benchmark and metric that is not
+		// found to differ from the base: if it is the same
+		// configuration, it is the third instance that tells the causes
+		// apart, and it sides with the base.
+		for _, c := range rows {
+			if c.Check || c.Err != nil || c.Bench != r.Bench || c.Metric != r.Metric {
+				continue
+			}
+			if v := c.Verdict; v.Outcome != nullband.Faster && v.Outcome != nullband.Slower && v.Lo > 0 && v.Lo <= 1 && v.Hi >= 1 && !math.IsInf(v.Hi, 1) {
+				third = append(third, fmt.Sprintf("%s %s %s", label(c), ratio(v.Ratio), interval(v.Lo, v.Hi)))
+			}
+		}
 	}
-	return fmt.Sprintf("A/A check failed: %s, a second instance of %s, differs from %s (%s): the host, not the code, moved between the instances; read the verdicts above with that in mind, or run again.",
+	s := fmt.Sprintf("A/A check failed: %s, a second instance of %s, differs from %s (%s). Two instances of one configuration differ when the host moved between them, or when they settled in different regimes (a fresh session's pages, placement or threads); the rounds of the two alone do not tell which. A third instance of the configuration tells them apart (in a regime split it sides with one of the two, after a move of the host with neither)",
 		n.Null, n.Base, n.Base, strings.Join(list, "; "))
+	if n.Rounds != "" {
+		s += fmt.Sprintf(", and more rounds (%s) show whether the shift stays", n.Rounds)
+	}
+	s += "."
+	if len(third) > 0 {
+		s += fmt.Sprintf(" Not found to differ from %s: %s; an arm of the same configuration as %s is that third instance, and it sides with %s.",
+			n.Base, strings.Join(third, "; "), n.Base, n.Base)
+	}
+	return s + " Read the verdicts above with that in mind."
+}
+
+// sideRounds says in how many of a check row's used rounds the null arm
+// read on the side of its shift against base ("above old in 7 of 8
+// rounds").
+func sideRounds(v nullband.Verdict, base string) string {
+	k, used := 0, 0
+	up := v.Ratio > 1
+	for _, q := range v.Rounds {
+		if q.Quarantined || !(q.Ratio > 0) || math.IsInf(q.Ratio, 0) {
+			continue
+		}
+		used++
+		if (q.Ratio > 1) == up {
+			k++
+		}
+	}
+	side := "below"
+	if up {
+		side = "above"
+	}
+	if used > 0 && k == used {
+		return fmt.Sprintf("%s %s in every one of %d rounds", side, base, used)
+	}
+	return fmt.Sprintf("%s %s in %d of %d rounds", side, base, k, used)
 }
 
 // stallLines lists the stalled rounds once for the rows that share them.
@@ -496,7 +542,14 @@ func ratio(x float64) string {
 	if math.IsNaN(x) || math.IsInf(x, 0) {
 		return "-"
 	}
-	return fmt.Sprintf("%.3f", x)
+	return report.Fixed(x, 3)
+}
+
+// hasInterval reports whether interval(lo, hi) bounds the ratio on some
+// side: not "-" (unknown) or "∞" (no interval yet). A one-sided interval
+// ("0.957–∞") has a level like a two-sided one.
+func hasInterval(lo, hi float64) bool {
+	return !math.IsNaN(lo) && !math.IsNaN(hi) && (lo > 0 || !math.IsInf(hi, 1))
 }
 
 func interval(lo, hi float64) string {
@@ -506,15 +559,16 @@ func interval(lo, hi float64) string {
 	case lo <= 0 && math.IsInf(hi, 1):
 		return "∞"
 	case math.IsInf(hi, 1):
-		return fmt.Sprintf("%.3f–∞", lo) // bounded below only
+		return report.Fixed(lo, 3) + "–∞" // bounded below only
 	case lo <= 0:
-		return fmt.Sprintf("0–%.3f", hi) // bounded above only
+		return "0–" + report.Fixed(hi, 3) // bounded above only
 	}
-	return fmt.Sprintf("%.3f–%.3f", lo, hi)
+	return report.Fixed(lo, 3) + "–" + report.Fixed(hi, 3)
 }
 
-// pct writes a fraction as a percentage with one decimal ("2.0%").
-func pct(f float64) string { return fmt.Sprintf("%.1f%%", 100*f) }
+// pct writes a fraction as a percentage with one decimal ("2.0%"), in
+// exponent form when huge (report.Fixed).
+func pct(f float64) string { return report.Fixed(100*f, 1) + "%" }
 
 // pct0 writes a level as a whole percentage ("95%"), or a decimal when it
 // is not whole ("97.5%").
@@ -526,8 +580,9 @@ func pct0(f float64) string {
 	return fmt.Sprintf("%.1f%%", p)
 }
 
-// signed writes a ratio as a signed change ("+4.9%").
-func signed(r float64) string { return fmt.Sprintf("%+.1f%%", 100*(r-1)) }
+// signed writes a ratio as a signed change ("+4.9%"), in exponent form
+// when huge (report.Signed).
+func signed(r float64) string { return report.Signed(100*(r-1), 1) + "%" }
 
 // spread writes a spread of logarithms as the ratio max/min − 1.
 func spread(s float64) string {
@@ -543,7 +598,7 @@ func value(x float64, unit string) string {
 		return "-"
 	}
 	f, u := benchunit.Tidy(1, unit)
-	return benchunit.Scale(x*f, benchunit.ClassOf(u)) + unitSuffix(u)
+	return report.Scaled(x*f, benchunit.CommonScale([]float64{x * f}, benchunit.ClassOf(u))) + unitSuffix(u)
 }
 
 // unitSuffix is the unit's measure after scaling: "s" for sec/op-like
