@@ -324,7 +324,7 @@ func TestAddReplacesByName(t *testing.T) {
 }
 
 // Census runs the same SQL on every store (PostgreSQL's boolean and
-// SQLite's 0/1 for arm <> ''), and counts what Series would use.
+// SQLite's 0/1 for arm <> ”), and counts what Series would use.
 func TestCensusOnEveryStore(t *testing.T) {
 	ctx := context.Background()
 	for name, s := range stores(t) {
