@@ -299,7 +299,16 @@ func TestCPUPerStepIsTheProcessCostOfEveryShape(t *testing.T) {
 				truth = append(truth, groundTruth(t, sh.open(rounds), n, g))
 				h, p := median(got), median(truth)
 				t.Logf("cpu-ns/op %.0f (%.0f), the plain loop %.0f (%.0f)", h, got, p, truth)
-				assert.InEpsilon(t, p, h, 0.10, "cpu-ns/op's median %.0f, the plain loop's %.0f", h, p)
+				tol := 0.10
+				if sh.name == "alloc" {
+					// Its GC's share spreads: under -race beside other
+					// packages' tests the plain loop itself read 3.94–4.95 ms
+					// a step in four repetitions (a fresh-clone CI run,
+					// 2026-12-07). A figure that left the collector's
+					// workers out read half (161d47a: 0.48–0.69).
+					tol = 0.20
+				}
+				assert.InEpsilon(t, p, h, tol, "cpu-ns/op's median %.0f, the plain loop's %.0f", h, p)
 				if g.Mean > 0 {
 					gapped[sh.name] = [2]float64{h, p}
 				}
