@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -104,6 +105,14 @@ func usageCal(name, flag string, args ...string) probe {
 func usageORT(name, flag string, args ...string) probe {
 	base := []string{"ort", "-lock=false", "-rounds", "2", "-benchtime", "20x", "-arm", "intra=1",
 		"-shape", "input=1x512", "-shape", "state=2x1x128", "-input", "sr=16000"}
+	for i := 0; i+1 < len(args); i++ {
+		if args[i] == "-shape" && strings.HasPrefix(args[i+1], "input=") {
+			// The probe's own input shape, in place of the base's: ort
+			// refuses a name given twice.
+			base = slices.Delete(base, 8, 10)
+			break
+		}
+	}
 	return usage(name, flag, append(append(base, args...), "{model}")...)
 }
 
