@@ -88,10 +88,10 @@ type counterReader struct {
 	// loop's; each stream's in an open loop of sessions): take adds their
 	// Waiter.CPU to harnessNs. They must not be waiting while take runs.
 	waiters []*gap.Waiter
-	// harnessNs and harnessUserNs sum the CPU time of the snapshots taken
-	// so far (the loop thread's clock around each, all of it counted as
-	// system time: reading /proc and the clocks is system calls).
-	harnessNs, harnessUserNs int64
+	// harnessNs sums the CPU time of the snapshots taken so far (the loop
+	// thread's clock around each, all of it counted as system time:
+	// reading /proc and the clocks is system calls).
+	harnessNs int64
 }
 
 // maxSnapshots is the most counter snapshots a loop keeps: next thins a
@@ -229,12 +229,11 @@ func (c *counterReader) take(s *snapshot, iter int) {
 	s.iter = iter
 	s.wallNs = t0
 	s.err = nil
-	var ts unix.Timespec
-	if err := unix.ClockGettime(unix.CLOCK_PROCESS_CPUTIME_ID, &ts); err != nil {
+	var err error
+	if s.cpuNs, err = readProcessCPU(); err != nil {
 		s.err = err
 	}
-	s.cpuNs = ts.Nano()
-	s.harnessNs, s.harnessUserNs = c.harnessNs, c.harnessUserNs
+	s.harnessNs, s.harnessUserNs = c.harnessNs, 0
 	for _, w := range c.waiters {
 		total, user := w.CPU()
 		s.harnessNs += total
