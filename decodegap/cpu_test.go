@@ -514,6 +514,7 @@ func TestCPUOfONNXRuntimeAtIntra2(t *testing.T) {
 			return v.Step, v.Close, nil
 		}
 		var truth, got []float64
+		shares := 0
 		for range 5 {
 			truth = append(truth, groundTruth(t, open, 100, g))
 			c := measureShape(t, s, 100, open)
@@ -521,9 +522,15 @@ func TestCPUOfONNXRuntimeAtIntra2(t *testing.T) {
 			require.True(t, ok, "cpu-ns/op unavailable: %v", c.cost.Why)
 			got = append(got, v)
 			// The pool's part is in the figure: the loop thread did 65–70%
-			// of it not spinning, 15% spinning (2026-12-07).
-			assert.Less(t, c.threadShare(), 0.9, "spinning %v: thread-cpu-%% %.0f: the pool's part left out?", spin, 100*c.threadShare())
+			// of it not spinning, 15% spinning (2026-12-07). The share is
+			// NaN when the loop goroutine came back on another thread
+			// between two snapshots (it runs its steps unlocked).
+			if sh := c.threadShare(); !math.IsNaN(sh) {
+				shares++
+				assert.Less(t, sh, 0.9, "spinning %v: thread-cpu-%% %.0f: the pool's part left out?", spin, 100*sh)
+			}
 		}
+		t.Logf("spinning %v: the loop thread's share read in %d of 5 measurements", spin, shares)
 		slices.Sort(truth)
 		slices.Sort(got)
 		h, p := got[2], truth[2]
