@@ -25,10 +25,11 @@ func BenchmarkChild(b *testing.B) {
 	case "":
 		b.Skip("run by TestRun* in a child process")
 	case "flat":
-		// A 2 µs step, not an empty one: an empty step times as 37 or 38
+		// A step of fixed work (burn: registers only, the same under -race),
+		// not an empty one: an empty step times as 37 or 38
 		// ns, the clock's own grain, and the detector read that 1 ns as a
 		// warm-up in three runs of one CI run (2026-12-07).
-		Run(b, RunConfig{Window: 8}, Func(spinFor(2*time.Microsecond)))
+		Run(b, RunConfig{Window: 8}, Func(func() error { burn(2000); return nil }))
 	case "gap":
 		Run(b, RunConfig{Window: 8, Gap: Gap{Kind: GapBusy, Mean: 20 * time.Microsecond}}, Func(func() error { return nil }))
 	case "fail":
